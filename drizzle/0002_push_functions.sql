@@ -1,0 +1,2 @@
+-- SQL functions for 0002_push_functions; filled in by the feature that owns them.
+SELECT 1;

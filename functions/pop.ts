@@ -1,0 +1,4 @@
+// Placeholder until the pop route family lands.
+import { defineFunction } from '../lib/http/context.js';
+
+export default defineFunction('pop', () => {});

@@ -1,0 +1,51 @@
+// Runtime configuration, read once from the environment (process.env on Node, bindings on workerd).
+export type Env = Record<string, string | undefined>;
+
+export interface Config {
+  databaseUrl: string | undefined;
+  zstdLevel: number;
+  auth: 'jwt' | 'none';
+  jwt: {
+    secret?: string;
+    jwksUrl?: string;
+    issuer?: string;
+    audience?: string;
+    tenantClaim: string;
+  };
+  encryptionKey?: string;
+  maxBodyBytes: number;
+  maxMessageBytes: number;
+  maxResponseBytes: number;
+  /** Longest a long-poll may wait, ms: the function's own time limit minus headroom. */
+  maxWaitMs: number;
+}
+
+const MiB = 1024 * 1024;
+
+export function readConfig(env: Env, defaults: { auth: 'jwt' | 'none' }): Config {
+  return {
+    databaseUrl: env.DATABASE_URL || undefined,
+    zstdLevel: int(env, 'QUEEN_V2_ZSTD_LEVEL', 3),
+    auth: env.QUEEN_AUTH === 'none' || env.QUEEN_AUTH === 'jwt' ? env.QUEEN_AUTH : defaults.auth,
+    jwt: {
+      secret: env.JWT_SECRET || undefined,
+      jwksUrl: env.JWT_JWKS_URL || undefined,
+      issuer: env.JWT_ISSUER || undefined,
+      audience: env.JWT_AUDIENCE || undefined,
+      tenantClaim: env.JWT_TENANT_CLAIM || 'tenant',
+    },
+    encryptionKey: env.QUEEN_ENCRYPTION_KEY || undefined,
+    maxBodyBytes: int(env, 'QUEEN_MAX_BODY_BYTES', 5 * MiB),
+    maxMessageBytes: int(env, 'QUEEN_MAX_MESSAGE_BYTES', 4 * MiB),
+    maxResponseBytes: int(env, 'QUEEN_MAX_RESPONSE_BYTES', 5 * MiB),
+    maxWaitMs: int(env, 'QUEEN_MAX_WAIT_MS', 60_000),
+  };
+}
+
+function int(env: Env, key: string, fallback: number): number {
+  const raw = env[key];
+  if (raw === undefined || raw === '') return fallback;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < 0) throw new Error(`${key} must be a non-negative integer, got "${raw}"`);
+  return n;
+}

@@ -1,0 +1,50 @@
+// node-postgres (and, through the same Pool interface, the Neon driver).
+import pg from 'pg';
+import type { ConnectOptions, Database, Queryable, Row } from './client.js';
+
+export interface PoolLike {
+  query(text: string, params?: unknown[]): Promise<{ rows: unknown[] }>;
+  connect(): Promise<PoolClientLike>;
+  end(): Promise<void>;
+  on?(event: 'error', listener: (err: Error) => void): unknown;
+}
+interface PoolClientLike {
+  query(text: string, params?: unknown[]): Promise<{ rows: unknown[] }>;
+  release(err?: Error | boolean): void;
+}
+
+export function connectPg(options: ConnectOptions & { url: string }): Database {
+  const pool = new pg.Pool({ connectionString: options.url, max: options.max ?? 10 });
+  return wrapPool('pg', pool);
+}
+
+export function wrapPool(driver: 'pg' | 'neon', pool: PoolLike): Database {
+  // An idle client that dies (server restart, network) must not crash the process.
+  pool.on?.('error', () => {});
+  const run = (c: Pick<PoolLike, 'query'>): Queryable => ({
+    async query<R extends Row>(text: string, params?: readonly unknown[]) {
+      const res = await c.query(text, params as unknown[] | undefined);
+      return res.rows as R[];
+    },
+  });
+  return {
+    driver,
+    query: run(pool).query,
+    async transaction(fn) {
+      const client = await pool.connect();
+      let broken: Error | undefined;
+      try {
+        await client.query('BEGIN');
+        const out = await fn(run(client));
+        await client.query('COMMIT');
+        return out;
+      } catch (err) {
+        await client.query('ROLLBACK').catch((e: Error) => (broken = e));
+        throw err;
+      } finally {
+        client.release(broken);
+      }
+    },
+    close: () => pool.end(),
+  };
+}

@@ -1,0 +1,176 @@
+// The queue row and the log tables of the storage-model seed, plus the subscription record SPEC §3.2
+// needs. Storage parameters, STORAGE EXTERNAL and SQL functions live in custom migrations.
+import { sql } from 'drizzle-orm';
+import {
+  bigint,
+  boolean,
+  customType,
+  index,
+  integer,
+  pgSchema,
+  primaryKey,
+  text,
+  timestamp,
+  uniqueIndex,
+  uuid,
+} from 'drizzle-orm/pg-core';
+
+const bytea = customType<{ data: Uint8Array; driverData: Uint8Array }>({
+  dataType: () => 'bytea',
+});
+
+const offset = (name: string) => bigint(name, { mode: 'number' });
+const instant = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' });
+
+export const queen = pgSchema('queen');
+
+export const queues = queen.table(
+  'queues',
+  {
+    id: bigint('id', { mode: 'number' }).primaryKey().generatedAlwaysAsIdentity(),
+    tenantId: text('tenant_id').notNull().default('default'),
+    name: text('name').notNull(),
+    namespace: text('namespace'),
+    task: text('task'),
+    leaseTime: integer('lease_time').notNull().default(60),
+    retryLimit: integer('retry_limit').notNull().default(3),
+    retryDelay: integer('retry_delay').notNull().default(0),
+    deadLetterQueue: boolean('dead_letter_queue').notNull().default(true),
+    dlqAfterMaxRetries: boolean('dlq_after_max_retries').notNull().default(true),
+    delayedProcessing: integer('delayed_processing').notNull().default(0),
+    windowBuffer: integer('window_buffer').notNull().default(0),
+    retentionEnabled: boolean('retention_enabled').notNull().default(false),
+    retentionSeconds: integer('retention_seconds').notNull().default(0),
+    completedRetentionSeconds: integer('completed_retention_seconds').notNull().default(0),
+    dedupWindowSeconds: integer('dedup_window_seconds').notNull().default(3600),
+    encryptionEnabled: boolean('encryption_enabled').notNull().default(false),
+    priority: integer('priority').notNull().default(0),
+    maxSize: integer('max_size').notNull().default(0),
+    ttl: integer('ttl').notNull().default(0),
+    maxWaitTimeSeconds: integer('max_wait_time_seconds').notNull().default(0),
+    createdAt: instant('created_at').notNull().defaultNow(),
+    updatedAt: instant('updated_at').notNull().defaultNow(),
+  },
+  (t) => [
+    uniqueIndex('queues_tenant_name_uk').on(t.tenantId, t.name),
+    index('idx_queues_tenant_namespace').on(t.tenantId, t.namespace),
+    index('idx_queues_tenant_task').on(t.tenantId, t.task),
+  ],
+);
+
+export const logPartitions = queen.table(
+  'log_partitions',
+  {
+    id: bigint('id', { mode: 'number' }).primaryKey().generatedAlwaysAsIdentity(),
+    queueId: bigint('queue_id', { mode: 'number' })
+      .notNull()
+      .references(() => queues.id, { onDelete: 'cascade' }),
+    name: text('name').notNull().default('Default'),
+    lastOffset: offset('last_offset').notNull().default(sql`-1`),
+    logStart: offset('log_start').notNull().default(0),
+    txnsStart: offset('txns_start').notNull().default(0),
+    lastWriteAt: instant('last_write_at').notNull().defaultNow(),
+    createdAt: instant('created_at').notNull().defaultNow(),
+  },
+  (t) => [
+    uniqueIndex('log_partitions_queue_name_uk').on(t.queueId, t.name),
+    index('idx_log_partitions_queue_write').on(t.queueId, t.lastWriteAt),
+  ],
+);
+
+export const logSegments = queen.table(
+  'log_segments',
+  {
+    partitionId: bigint('partition_id', { mode: 'number' })
+      .notNull()
+      .references(() => logPartitions.id, { onDelete: 'cascade' }),
+    baseOffset: offset('base_offset').notNull(),
+    endOffset: offset('end_offset').notNull(),
+    createdAt: instant('created_at').notNull(),
+    blob: bytea('blob').notNull(),
+  },
+  (t) => [primaryKey({ name: 'log_segments_pk', columns: [t.partitionId, t.baseOffset] })],
+);
+
+// No foreign key on purpose (seed): the purge path must never pay trigger cost.
+export const logTxns = queen.table(
+  'log_txns',
+  {
+    partitionId: bigint('partition_id', { mode: 'number' }).notNull(),
+    baseOffset: offset('base_offset').notNull(),
+    endOffset: offset('end_offset').notNull(),
+    createdAt: instant('created_at').notNull(),
+    hashes: bytea('hashes').notNull(),
+  },
+  (t) => [primaryKey({ name: 'log_txns_pk', columns: [t.partitionId, t.baseOffset] })],
+);
+
+export const logConsumers = queen.table(
+  'log_consumers',
+  {
+    partitionId: bigint('partition_id', { mode: 'number' })
+      .notNull()
+      .references(() => logPartitions.id, { onDelete: 'cascade' }),
+    consumerGroup: text('consumer_group').notNull(),
+    committed: offset('committed').notNull().default(sql`-1`),
+    batchEnd: offset('batch_end'),
+    workerId: text('worker_id'),
+    leaseExpiresAt: instant('lease_expires_at'),
+    leaseAcquiredAt: instant('lease_acquired_at'),
+    batchRetryCount: integer('batch_retry_count').notNull().default(0),
+    // The offset the retry budget was charged for; the budget resets once the cursor passes it.
+    retryOffset: offset('retry_offset'),
+    // retryDelay: the partition is withheld from this group until then.
+    retryNotBefore: instant('retry_not_before'),
+    attemptOffset: offset('attempt_offset'),
+    attemptCount: integer('attempt_count').notNull().default(0),
+    totalConsumed: offset('total_consumed').notNull().default(0),
+    createdAt: instant('created_at').notNull().defaultNow(),
+  },
+  (t) => [primaryKey({ name: 'log_consumers_pk', columns: [t.partitionId, t.consumerGroup] })],
+);
+
+// Where a group starts reading a queue, recorded at its first pop (SPEC §3.2). start_at NULL means
+// from the beginning; otherwise the first segment with created_at >= start_at.
+export const consumerSubscriptions = queen.table(
+  'consumer_subscriptions',
+  {
+    queueId: bigint('queue_id', { mode: 'number' })
+      .notNull()
+      .references(() => queues.id, { onDelete: 'cascade' }),
+    consumerGroup: text('consumer_group').notNull(),
+    mode: text('mode').notNull(),
+    startAt: instant('start_at'),
+    subscribedAt: instant('subscribed_at').notNull().defaultNow(),
+  },
+  (t) => [
+    primaryKey({ name: 'consumer_subscriptions_pk', columns: [t.queueId, t.consumerGroup] }),
+  ],
+);
+
+export const logDlq = queen.table(
+  'log_dlq',
+  {
+    partitionId: bigint('partition_id', { mode: 'number' })
+      .notNull()
+      .references(() => logPartitions.id, { onDelete: 'cascade' }),
+    consumerGroup: text('consumer_group').notNull(),
+    msgOffset: offset('msg_offset').notNull(),
+    messageId: uuid('message_id').notNull(),
+    transactionId: text('transaction_id').notNull(),
+    traceId: uuid('trace_id'),
+    producerSub: text('producer_sub'),
+    // The payload exactly as stored in the frame: still encrypted when `encrypted` is set.
+    payload: bytea('payload').notNull(),
+    encrypted: boolean('encrypted').notNull().default(false),
+    errorMessage: text('error_message'),
+    retryCount: integer('retry_count').notNull().default(0),
+    createdAt: instant('created_at').notNull(),
+    failedAt: instant('failed_at').notNull().defaultNow(),
+  },
+  (t) => [
+    primaryKey({ name: 'log_dlq_pk', columns: [t.partitionId, t.consumerGroup, t.msgOffset] }),
+    index('idx_log_dlq_partition_txn').on(t.partitionId, t.transactionId),
+    index('idx_log_dlq_failed_at').on(t.failedAt),
+  ],
+);

@@ -1,0 +1,41 @@
+// What every route sees: the database, the configuration and who is calling.
+import type { Hono, MiddlewareHandler } from 'hono';
+import type { Config } from '../config.js';
+import type { Database } from '../db/client.js';
+import { QueenError } from '../errors.js';
+
+export type Role = 'read-only' | 'read-write' | 'admin';
+const RANK: Record<Role, number> = { 'read-only': 0, 'read-write': 1, admin: 2 };
+
+export interface Principal {
+  tenant: string;
+  /** The JWT subject, stored as the producer sub of pushed frames. */
+  sub: string | null;
+  role: Role;
+}
+
+export interface BrokerEnv {
+  Variables: { db: Database; config: Config; principal: Principal };
+}
+
+export type RouteSetup = (app: Hono<BrokerEnv>) => void;
+
+export interface QueenFunction {
+  name: string;
+  routes: RouteSetup;
+}
+
+export const defineFunction = (name: string, routes: RouteSetup): QueenFunction => ({ name, routes });
+
+export const DEFAULT_TENANT = 'default';
+
+/** Roles nest: admin ⊃ read-write ⊃ read-only. */
+export function requireRole(role: Role): MiddlewareHandler<BrokerEnv> {
+  return async (c, next) => {
+    const have = c.get('principal').role;
+    if (RANK[have] < RANK[role]) {
+      throw new QueenError(403, 'forbidden', `This route needs the ${role} role; your token has ${have}.`);
+    }
+    await next();
+  };
+}

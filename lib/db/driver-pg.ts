@@ -23,7 +23,7 @@ export function wrapPool(driver: 'pg' | 'neon', pool: PoolLike): Database {
   pool.on?.('error', () => {});
   const run = (c: Pick<PoolLike, 'query'>): Queryable => ({
     async query<R extends Row>(text: string, params?: readonly unknown[]) {
-      const res = await c.query(text, params as unknown[] | undefined);
+      const res = await c.query(text, params?.map(prepareParam));
       return res.rows as R[];
     },
   });
@@ -47,4 +47,20 @@ export function wrapPool(driver: 'pg' | 'neon', pool: PoolLike): Database {
     },
     close: () => pool.end(),
   };
+}
+
+const HEX = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, '0'));
+
+// Neither driver encodes a Uint8Array inside an array parameter (pg only knows Buffer, Neon
+// neither): send bytea[] elements as PostgreSQL's hex text form.
+function prepareParam(p: unknown): unknown {
+  if (!Array.isArray(p) || !p.some((x) => x instanceof Uint8Array)) return p;
+  return p.map((x) => (x instanceof Uint8Array ? byteaHex(x) : x));
+}
+
+function byteaHex(bytes: Uint8Array): string {
+  const out = new Array<string>(bytes.length + 1);
+  out[0] = '\\x';
+  for (let i = 0; i < bytes.length; i++) out[i + 1] = HEX[bytes[i]!]!;
+  return out.join('');
 }

@@ -72,6 +72,8 @@ export function countFrames(blob: Uint8Array, expectedCount?: number): number {
  */
 export function decompressSegment(blob: Uint8Array, decompressor?: Decompressor): Uint8Array {
   const size = readContentSize(blob);
+  // Checked before decompressing: with a zero content size fzstd sizes its buffer by the window.
+  if (size === 0) throw new CorruptSegmentError('segment holds no frames (zstd content size 0)');
   const wasm = getZstd();
   const use = decompressor ?? (wasm !== null && size <= WASM_DECOMPRESS_MAX_BYTES ? 'zstd-wasm' : 'fzstd');
   if (use === 'zstd-wasm' && wasm === null) throw new Error('call ensureZstd() before decompressing with zstd-wasm');

@@ -37,14 +37,17 @@ export function useZstdWasmModule(mod: WebAssembly.Module): void {
   injectedModule = mod;
 }
 
-/** Loads zstd-wasm once; later calls return the same promise. A failed load may be retried. */
+/** Loads zstd-wasm once; later calls return the same promise. */
 export function ensureZstd(): Promise<void> {
-  loading ??= (injectedModule !== null ? loadWebBuild(injectedModule) : loadPackage()).then(
+  const injected = injectedModule;
+  loading ??= (injected !== null ? loadWebBuild(injected) : loadPackage()).then(
     (loaded) => {
       binding = loaded;
     },
     (cause: unknown) => {
-      loading = null;
+      // Only the Node path fails before touching Emscripten state (reading the file) and so may
+      // retry; a second init() of the web build would wait forever on its stuck run dependency.
+      if (injected === null) loading = null;
       throw new Error('zstd-wasm failed to load', { cause });
     },
   );

@@ -6,6 +6,7 @@ CREATE TABLE "queen"."consumer_subscriptions" (
 	"mode" text NOT NULL,
 	"start_at" timestamp with time zone,
 	"subscribed_at" timestamp with time zone DEFAULT now() NOT NULL,
+	"scanned_at" timestamp with time zone,
 	CONSTRAINT "consumer_subscriptions_pk" PRIMARY KEY("queue_id","consumer_group")
 );
 --> statement-breakpoint
@@ -24,6 +25,8 @@ CREATE TABLE "queen"."log_consumers" (
 	"attempt_count" integer DEFAULT 0 NOT NULL,
 	"total_consumed" bigint DEFAULT 0 NOT NULL,
 	"created_at" timestamp with time zone DEFAULT now() NOT NULL,
+	"queue_id" bigint,
+	"pending" boolean DEFAULT true NOT NULL,
 	CONSTRAINT "log_consumers_pk" PRIMARY KEY("partition_id","consumer_group")
 );
 --> statement-breakpoint
@@ -104,6 +107,7 @@ ALTER TABLE "queen"."log_consumers" ADD CONSTRAINT "log_consumers_partition_id_l
 ALTER TABLE "queen"."log_dlq" ADD CONSTRAINT "log_dlq_partition_id_log_partitions_id_fk" FOREIGN KEY ("partition_id") REFERENCES "queen"."log_partitions"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "queen"."log_partitions" ADD CONSTRAINT "log_partitions_queue_id_queues_id_fk" FOREIGN KEY ("queue_id") REFERENCES "queen"."queues"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "queen"."log_segments" ADD CONSTRAINT "log_segments_partition_id_log_partitions_id_fk" FOREIGN KEY ("partition_id") REFERENCES "queen"."log_partitions"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
+CREATE INDEX "idx_log_consumers_pending" ON "queen"."log_consumers" USING btree ("queue_id","consumer_group") WHERE pending;--> statement-breakpoint
 CREATE INDEX "idx_log_dlq_partition_txn" ON "queen"."log_dlq" USING btree ("partition_id","transaction_id");--> statement-breakpoint
 CREATE INDEX "idx_log_dlq_failed_at" ON "queen"."log_dlq" USING btree ("failed_at");--> statement-breakpoint
 CREATE UNIQUE INDEX "log_partitions_queue_name_uk" ON "queen"."log_partitions" USING btree ("queue_id","name");--> statement-breakpoint

@@ -26,7 +26,7 @@ export function readConfig(env: Env, defaults: { auth: 'jwt' | 'none' }): Config
   return {
     databaseUrl: env.DATABASE_URL || undefined,
     zstdLevel: int(env, 'QUEEN_V2_ZSTD_LEVEL', 3),
-    auth: env.QUEEN_AUTH === 'none' || env.QUEEN_AUTH === 'jwt' ? env.QUEEN_AUTH : defaults.auth,
+    auth: authMode(env.QUEEN_AUTH, defaults.auth),
     jwt: {
       secret: env.JWT_SECRET || undefined,
       jwksUrl: env.JWT_JWKS_URL || undefined,
@@ -40,6 +40,13 @@ export function readConfig(env: Env, defaults: { auth: 'jwt' | 'none' }): Config
     maxResponseBytes: int(env, 'QUEEN_MAX_RESPONSE_BYTES', 5 * MiB),
     maxWaitMs: int(env, 'QUEEN_MAX_WAIT_MS', 60_000),
   };
+}
+
+// A typo must not silently switch auth off (or on): refuse to start instead.
+function authMode(raw: string | undefined, fallback: 'jwt' | 'none'): 'jwt' | 'none' {
+  if (raw === undefined || raw === '') return fallback;
+  if (raw === 'jwt' || raw === 'none') return raw;
+  throw new Error(`QUEEN_AUTH must be "jwt" or "none", got "${raw}"`);
 }
 
 function int(env: Env, key: string, fallback: number): number {

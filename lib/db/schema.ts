@@ -126,8 +126,17 @@ export const logConsumers = queen.table(
     attemptCount: integer('attempt_count').notNull().default(0),
     totalConsumed: offset('total_consumed').notNull().default(0),
     createdAt: instant('created_at').notNull().defaultNow(),
+    // The owning queue (filled by a trigger when an insert leaves it NULL), so one group's cursors
+    // on one queue can be indexed for the wildcard pop.
+    queueId: bigint('queue_id', { mode: 'number' }),
+    // "This cursor may have something to deliver": set whenever pop/ack leave committed below
+    // last_offset or a seek rewinds it, cleared when a pop finds the partition caught up.
+    pending: boolean('pending').notNull().default(true),
   },
-  (t) => [primaryKey({ name: 'log_consumers_pk', columns: [t.partitionId, t.consumerGroup] })],
+  (t) => [
+    primaryKey({ name: 'log_consumers_pk', columns: [t.partitionId, t.consumerGroup] }),
+    index('idx_log_consumers_pending').on(t.queueId, t.consumerGroup).where(sql`pending`),
+  ],
 );
 
 // Where a group starts reading a queue, recorded at its first pop (SPEC §3.2). start_at NULL means
@@ -142,6 +151,9 @@ export const consumerSubscriptions = queen.table(
     mode: text('mode').notNull(),
     startAt: instant('start_at'),
     subscribedAt: instant('subscribed_at').notNull().defaultNow(),
+    // The group's last wildcard scan of this queue: partitions written since (minus slack) are
+    // discovery candidates.
+    scannedAt: instant('scanned_at'),
   },
   (t) => [
     primaryKey({ name: 'consumer_subscriptions_pk', columns: [t.queueId, t.consumerGroup] }),

@@ -1,0 +1,23 @@
+import { describe, expect, it } from 'vitest';
+import { readConfig } from '../../lib/config.js';
+
+describe('reading the configuration', () => {
+  it('uses the documented defaults when nothing is set', () => {
+    const c = readConfig({}, { auth: 'jwt' });
+    expect(c).toMatchObject({ zstdLevel: 3, auth: 'jwt', maxBodyBytes: 5 * 1024 * 1024, maxMessageBytes: 4 * 1024 * 1024, maxResponseBytes: 5 * 1024 * 1024 });
+    expect(c.jwt.tenantClaim).toBe('tenant');
+  });
+
+  it('lets QUEEN_AUTH switch auth off or on explicitly', () => {
+    expect(readConfig({ QUEEN_AUTH: 'none' }, { auth: 'jwt' }).auth).toBe('none');
+    expect(readConfig({ QUEEN_AUTH: 'jwt' }, { auth: 'none' }).auth).toBe('jwt');
+  });
+
+  it('refuses an unknown QUEEN_AUTH rather than silently falling back', () => {
+    expect(() => readConfig({ QUEEN_AUTH: 'JWT' }, { auth: 'none' })).toThrow(/QUEEN_AUTH must be "jwt" or "none"/);
+  });
+
+  it('refuses a limit that is not a non-negative integer', () => {
+    expect(() => readConfig({ QUEEN_MAX_BODY_BYTES: '5MB' }, { auth: 'none' })).toThrow(/QUEEN_MAX_BODY_BYTES/);
+  });
+});

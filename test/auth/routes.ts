@@ -1,0 +1,51 @@
+// Every HTTP route of SPEC §2/§3 with the least role it needs, for the role and fail-closed matrices.
+import type { Hono } from 'hono';
+import type { Role } from '../../lib/http/context.js';
+
+export interface RouteCase {
+  method: 'GET' | 'POST' | 'DELETE';
+  /** The pattern as a route family registers it with Hono. */
+  pattern: string;
+  path: string;
+  body?: unknown;
+  role: Role;
+}
+
+const TXN = 'role-matrix-txn';
+const LEASE = '01937f3e-0000-7000-8000-000000000000';
+
+export const ROUTES: RouteCase[] = [
+  { method: 'POST', pattern: '/api/v1/push', path: '/api/v1/push', body: { items: [{ queue: 'rm', payload: { n: 1 } }] }, role: 'read-write' },
+  { method: 'GET', pattern: '/api/v1/pop/queue/:queue', path: '/api/v1/pop/queue/rm', role: 'read-write' },
+  { method: 'GET', pattern: '/api/v1/pop/queue/:queue/partition/:partition', path: '/api/v1/pop/queue/rm/partition/Default', role: 'read-write' },
+  { method: 'GET', pattern: '/api/v1/pop', path: '/api/v1/pop?namespace=rm', role: 'read-write' },
+  { method: 'POST', pattern: '/api/v1/ack', path: '/api/v1/ack', body: { transactionId: TXN, partitionId: '1', leaseId: LEASE, status: 'completed' }, role: 'read-write' },
+  { method: 'POST', pattern: '/api/v1/ack/batch', path: '/api/v1/ack/batch', body: { acknowledgments: [{ transactionId: TXN, partitionId: '1', leaseId: LEASE, status: 'completed' }] }, role: 'read-write' },
+  { method: 'POST', pattern: '/api/v1/lease/:leaseId/extend', path: `/api/v1/lease/${LEASE}/extend`, body: { seconds: 30 }, role: 'read-write' },
+  { method: 'POST', pattern: '/api/v1/transaction', path: '/api/v1/transaction', body: { operations: [{ type: 'push', items: [{ queue: 'rm', payload: 1 }] }] }, role: 'read-write' },
+  { method: 'POST', pattern: '/api/v1/configure', path: '/api/v1/configure', body: { queue: 'rm', options: { leaseTime: 30 } }, role: 'admin' },
+  { method: 'GET', pattern: '/api/v1/resources/queues', path: '/api/v1/resources/queues', role: 'read-only' },
+  { method: 'GET', pattern: '/api/v1/resources/queues/:queue', path: '/api/v1/resources/queues/rm', role: 'read-only' },
+  { method: 'DELETE', pattern: '/api/v1/resources/queues/:queue', path: '/api/v1/resources/queues/rm-missing', role: 'admin' },
+  { method: 'GET', pattern: '/api/v1/resources/namespaces', path: '/api/v1/resources/namespaces', role: 'read-only' },
+  { method: 'GET', pattern: '/api/v1/resources/tasks', path: '/api/v1/resources/tasks', role: 'read-only' },
+  { method: 'GET', pattern: '/api/v1/consumer-groups', path: '/api/v1/consumer-groups', role: 'read-only' },
+  { method: 'POST', pattern: '/api/v1/consumer-groups/:group/queues/:queue/seek', path: '/api/v1/consumer-groups/g/queues/rm/seek', body: { toEnd: true }, role: 'admin' },
+  { method: 'DELETE', pattern: '/api/v1/consumer-groups/:group', path: '/api/v1/consumer-groups/g-missing', role: 'admin' },
+  { method: 'DELETE', pattern: '/api/v1/consumer-groups/:group/queues/:queue', path: '/api/v1/consumer-groups/g-missing/queues/rm', role: 'admin' },
+  { method: 'GET', pattern: '/api/v1/dlq', path: '/api/v1/dlq?queue=rm', role: 'read-only' },
+  { method: 'GET', pattern: '/api/v1/messages/:partitionId/:transactionId', path: `/api/v1/messages/1/${TXN}`, role: 'read-only' },
+  { method: 'DELETE', pattern: '/api/v1/messages/:partitionId/:transactionId', path: `/api/v1/messages/1/${TXN}`, role: 'admin' },
+  { method: 'POST', pattern: '/api/v1/messages/:partitionId/:transactionId/retry', path: `/api/v1/messages/1/${TXN}/retry`, body: {}, role: 'admin' },
+];
+
+export const ROLES: Role[] = ['read-only', 'read-write', 'admin'];
+const RANK: Record<Role, number> = { 'read-only': 0, 'read-write': 1, admin: 2 };
+export const allows = (have: Role, need: Role) => RANK[have] >= RANK[need];
+
+/** Whether a route family has registered this route yet (they land one by one). */
+export function hasRoute(app: Hono<any>, route: Pick<RouteCase, 'method' | 'pattern'>): boolean {
+  return app.routes.some((r) => r.path === route.pattern && (r.method === route.method || r.method === 'ALL'));
+}
+
+export const describeRoute = (r: RouteCase) => `${r.method} ${r.pattern}`;

@@ -1,0 +1,144 @@
+// The ack verb (SPEC §3.3). A request of completed acks is one call of queen.ack. Two rare paths
+// need the function to read a segment (SQL never decompresses, HARD-PARTS §4) and call again:
+//   - a transactionId whose sidecar hash was purged: the leased segments are searched for it;
+//   - a dead-letter move: the frame is decoded and handed to the second call, which recomputes
+//     the ack under the cursor lock and writes the DLQ row and the cursor move together, or asks
+//     again if the cursor moved in between. Nothing is locked across the two calls.
+import { decodeSegment } from '../codec/segment.js';
+import { hashTransactionIds } from '../codec/xxh3.js';
+import { ensureZstd } from '../codec/zstd.js';
+import type { Queryable } from '../db/client.js';
+import type { AckItem } from './ack-request.js';
+import { addFrame, frameParams, type DeadFrame } from './dead-letter.js';
+
+export { parseAckBatch, parseAckItem, type AckItem, type AckStatus } from './ack-request.js';
+
+export interface AckContext {
+  tenant: string;
+}
+
+export interface AckResult {
+  index: number;
+  transactionId: string;
+  success: boolean;
+  error: string | null;
+  queueName: string | null;
+  partitionName: string | null;
+  leaseReleased: boolean;
+  dlq: boolean;
+  skipped?: true;
+  committed: boolean;
+  offset: number | null;
+}
+
+type AckRow = {
+  idx: number | null;
+  success: boolean | null;
+  error: string | null;
+  queue_name: string | null;
+  partition_name: string | null;
+  lease_released: boolean | null;
+  dlq: boolean | null;
+  skipped: boolean | null;
+  committed: boolean | null;
+  msg_offset: string | null;
+  need: 'decode' | 'frame' | null;
+  need_partition: string | null;
+  need_from: string | null;
+  need_to: string | null;
+  base_offset: string | null;
+  end_offset: string | null;
+  created_at: Date | null;
+  blob: Uint8Array | null;
+};
+
+const ACK_SQL = 'SELECT * FROM queen.ack($1, $2, $3, $4, $5, $6, $7, $8, $9)';
+const ACK_FRAMES_SQL =
+  'SELECT * FROM queen.ack($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)';
+const MAX_ROUNDS = 5;
+const PARTITION_ID = /^[0-9]{1,18}$/;
+
+/** Results in item order. Safe inside a caller's transaction: problems come back per item. */
+export async function ackMessages(db: Queryable, ctx: AckContext, items: readonly AckItem[]): Promise<AckResult[]> {
+  const results = new Array<AckResult | undefined>(items.length);
+  const hashes = items.map((it) => hashTransactionIds([it.transactionId]));
+  const offsets = items.map((it) => it.offset);
+  const frames = new Map<string, DeadFrame>();
+  let todo = items.map((_, i) => i);
+  for (let round = 0; todo.length > 0; round++) {
+    if (round === MAX_ROUNDS) throw new Error(`ack did not settle after ${MAX_ROUNDS} rounds (cursor moving concurrently)`);
+    const rows = await callAck(db, ctx, items, todo, hashes, offsets, [...frames.values()]);
+    const needs: AckRow[] = [];
+    for (const row of rows) {
+      if (row.need) needs.push(row);
+      else results[row.idx!] = toResult(items[row.idx!]!, row);
+    }
+    todo = todo.filter((i) => results[i] === undefined);
+    if (needs.length > 0) await ensureZstd();
+    const searched = new Set<string>();
+    for (const need of needs) {
+      if (need.need === 'frame') addFrame(frames, need);
+      else searched.add(resolvePurged(items, todo, need, offsets));
+    }
+    for (const i of todo) {
+      if (searched.has(items[i]!.partitionId) && offsets[i] === null) hashes[i] = new Uint8Array(0);
+    }
+  }
+  return results as AckResult[];
+}
+
+async function callAck(
+  db: Queryable,
+  ctx: AckContext,
+  items: readonly AckItem[],
+  todo: number[],
+  hashes: Uint8Array[],
+  offsets: (number | null)[],
+  frames: DeadFrame[],
+): Promise<AckRow[]> {
+  const pick = <T>(f: (i: number) => T) => todo.map(f);
+  const params: unknown[] = [
+    ctx.tenant,
+    todo,
+    pick((i) => (PARTITION_ID.test(items[i]!.partitionId) ? items[i]!.partitionId : '-1')),
+    pick((i) => items[i]!.consumerGroup),
+    pick((i) => (hashes[i]!.length ? hashes[i] : null)),
+    pick((i) => offsets[i]),
+    pick((i) => items[i]!.status),
+    pick((i) => items[i]!.leaseId),
+    pick((i) => items[i]!.error),
+  ];
+  if (frames.length === 0) return db.query<AckRow>(ACK_SQL, params);
+  return db.query<AckRow>(ACK_FRAMES_SQL, [...params, ...frameParams(frames)]);
+}
+
+// The hash was purged with the sidecar: find the lowest matching offset in the segments the
+// function sent; an id found nowhere becomes "Message not found" (null hash, null offset).
+function resolvePurged(items: readonly AckItem[], todo: number[], need: AckRow, offsets: (number | null)[]): string {
+  const base = Number(need.base_offset);
+  const decoded = decodeSegment(need.blob!, base, Number(need.need_from), Number(need.need_to), Number(need.end_offset) - base + 1);
+  for (const i of todo) {
+    const item = items[i]!;
+    if (item.partitionId !== need.need_partition || offsets[i] !== null) continue;
+    const hit = decoded.find((m) => m.transactionId === item.transactionId);
+    if (hit) offsets[i] = hit.offset;
+  }
+  return need.need_partition!;
+}
+
+function toResult(item: AckItem, row: AckRow): AckResult {
+  const result: AckResult = {
+    index: row.idx!,
+    transactionId: item.transactionId,
+    success: row.success === true,
+    error: row.error,
+    queueName: row.queue_name,
+    partitionName: row.partition_name,
+    leaseReleased: row.lease_released === true,
+    dlq: row.dlq === true,
+    committed: row.committed === true,
+    offset: row.msg_offset === null ? null : Number(row.msg_offset),
+  };
+  if (row.skipped) result.skipped = true;
+  return result;
+}

@@ -1,0 +1,33 @@
+// Lease extend (SPEC §3.4): pushes out the expiry of every live lease with this id.
+import type { Queryable } from '../db/client.js';
+import { badRequest } from '../errors.js';
+
+export interface ExtendResult {
+  index: 0;
+  leaseId: string;
+  success: boolean;
+  error: string | null;
+  expiresAt: string | null;
+}
+
+export const DEFAULT_EXTEND_SECONDS = 60;
+const MAX_EXTEND_SECONDS = 7 * 24 * 3600;
+
+export function parseExtendSeconds(body: unknown): number {
+  const seconds = (body as { seconds?: unknown } | null)?.seconds;
+  if (seconds === undefined || seconds === null) return DEFAULT_EXTEND_SECONDS;
+  if (typeof seconds !== 'number' || !Number.isInteger(seconds) || seconds < 1 || seconds > MAX_EXTEND_SECONDS) {
+    throw badRequest('invalid_request', `seconds must be an integer from 1 to ${MAX_EXTEND_SECONDS}.`);
+  }
+  return seconds;
+}
+
+export async function extendLease(db: Queryable, tenant: string, leaseId: string, seconds: number): Promise<ExtendResult[]> {
+  const [row] = await db.query<{ live: number; expired: number; expires_at: Date | null }>(
+    'SELECT * FROM queen.extend_lease($1, $2, $3)',
+    [tenant, leaseId, seconds],
+  );
+  const live = row?.live ?? 0;
+  const error = live > 0 ? null : (row?.expired ?? 0) > 0 ? 'Lease already expired' : 'Lease not found';
+  return [{ index: 0, leaseId, success: live > 0, error, expiresAt: row?.expires_at ? row.expires_at.toISOString() : null }];
+}

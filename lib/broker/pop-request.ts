@@ -1,0 +1,115 @@
+// Pop query parameters (SPEC §3.2): every value checked before anything is read or leased.
+import * as v from 'valibot';
+import { badRequest } from '../errors.js';
+import { nameSchema, QUEUE_MODE_GROUP } from '../http/names.js';
+import { validate } from '../http/body.js';
+
+export type SubscriptionMode = 'all' | 'new' | 'from';
+
+export interface PopRequest {
+  /** Null for a discovery pop (namespace/task). */
+  queue: string | null;
+  /** Null for a wildcard or discovery pop. */
+  partition: string | null;
+  namespace: string | null;
+  task: string | null;
+  group: string;
+  batch: number;
+  partitions: number;
+  wait: boolean;
+  timeoutMs: number;
+  autoAck: boolean;
+  mode: SubscriptionMode;
+  from: Date | null;
+}
+
+export const MAX_POP_BATCH = 10_000;
+export const MAX_POP_PARTITIONS = 1_000;
+const DEFAULT_TIMEOUT_MS = 30_000;
+
+const MODES: Record<string, 'all' | 'new'> = {
+  all: 'all',
+  from_beginning: 'all',
+  earliest: 'all',
+  new: 'new',
+  'new-only': 'new',
+  latest: 'new',
+};
+
+type Query = Record<string, string | undefined>;
+
+export function parsePopRequest(route: { queue?: string; partition?: string }, query: Query): PopRequest {
+  const queue = route.queue === undefined ? null : validate(nameSchema('queue'), route.queue);
+  const partition = route.partition === undefined ? null : validate(nameSchema('partition'), route.partition);
+  const namespace = optionalName(query, 'namespace');
+  const task = optionalName(query, 'task');
+  if (queue === null && namespace === null && task === null) {
+    throw badRequest('invalid_request', 'A discovery pop needs ?namespace= or ?task= (or pop /api/v1/pop/queue/:queue).');
+  }
+  const group = optionalName(query, 'consumerGroup') ?? QUEUE_MODE_GROUP;
+  const subscription = parseSubscription(query);
+  const { mode, from } = group === QUEUE_MODE_GROUP ? { mode: 'all' as const, from: null } : subscription;
+  return {
+    queue,
+    partition,
+    namespace: queue === null ? namespace : null,
+    task: queue === null ? task : null,
+    group,
+    batch: integer(query, 'batch', 1, 1, MAX_POP_BATCH),
+    partitions: partition === null ? integer(query, 'partitions', 1, 1, MAX_POP_PARTITIONS) : 1,
+    wait: boolean(query, 'wait'),
+    timeoutMs: integer(query, 'timeout', DEFAULT_TIMEOUT_MS, 0, 24 * 3600 * 1000),
+    autoAck: boolean(query, 'autoAck'),
+    mode,
+    from,
+  };
+}
+
+// subscriptionFrom wins over subscriptionMode; `now` is the same as mode `new`.
+function parseSubscription(query: Query): { mode: SubscriptionMode; from: Date | null } {
+  const from = query.subscriptionFrom;
+  if (from !== undefined && from !== '') {
+    if (from === 'now') return { mode: 'new', from: null };
+    const ms = /^\d{4}-\d{2}-\d{2}/.test(from) ? Date.parse(from) : NaN;
+    if (Number.isNaN(ms)) {
+      throw badRequest('invalid_subscription_from', `subscriptionFrom must be an ISO 8601 timestamp or "now", got "${from}".`);
+    }
+    return { mode: 'from', from: new Date(ms) };
+  }
+  const raw = query.subscriptionMode;
+  if (raw === undefined || raw === '') return { mode: 'all', from: null };
+  const mode = MODES[raw];
+  if (!mode) {
+    throw badRequest(
+      'invalid_subscription_mode',
+      `subscriptionMode must be one of all, from_beginning, earliest, new, new-only, latest; got "${raw}".`,
+    );
+  }
+  return { mode, from: null };
+}
+
+function optionalName(query: Query, key: string): string | null {
+  const raw = query[key];
+  if (raw === undefined || raw === '') return null;
+  return validate(nameSchema(key), raw);
+}
+
+function integer(query: Query, key: string, fallback: number, min: number, max: number): number {
+  const raw = query[key];
+  if (raw === undefined || raw === '') return fallback;
+  const n = /^-?\d+$/.test(raw) ? Number(raw) : NaN;
+  if (!Number.isSafeInteger(n) || n < min || n > max) {
+    throw badRequest('invalid_request', `${key} must be an integer from ${min} to ${max}, got "${raw}".`);
+  }
+  return n;
+}
+
+const booleanSchema = v.picklist(['true', 'false', '1', '0'], 'must be true or false');
+
+function boolean(query: Query, key: string): boolean {
+  const raw = query[key];
+  if (raw === undefined || raw === '') return false;
+  const ok = v.safeParse(booleanSchema, raw);
+  if (!ok.success) throw badRequest('invalid_request', `${key} must be true or false, got "${raw}".`);
+  return raw === 'true' || raw === '1';
+}

@@ -1,0 +1,184 @@
+// The pop verb (SPEC §3.2): one call of queen.pop claims partitions, leases (committed, batch_end]
+// and returns the whole segment rows; this module slices and decodes them (PostgreSQL never
+// decompresses) and builds the response text with each payload spliced in verbatim.
+import { v7 as uuidv7 } from 'uuid';
+import { bytesToUuid } from '../codec/frame.js';
+import { decodeSegment } from '../codec/segment.js';
+import { ensureZstd } from '../codec/zstd.js';
+import type { Config } from '../config.js';
+import type { Database, Queryable } from '../db/client.js';
+import { decryptPayload, requireEncryptionKey } from './encryption.js';
+import type { PopRequest } from './pop-request.js';
+
+export { parsePopRequest, type PopRequest } from './pop-request.js';
+
+export interface PopContext {
+  tenant: string;
+  config: Config;
+}
+
+export interface PopResult {
+  /** The 200 response body, JSON text (payloads verbatim, so it is not built with JSON.stringify). */
+  body: string;
+  messageCount: number;
+  leaseId: string;
+}
+
+type PopRow = {
+  claim: number;
+  queue_name: string;
+  partition_id: string;
+  partition_name: string;
+  from_offset: string;
+  batch_end: string;
+  attempt: number;
+  base_offset: string;
+  end_offset: string;
+  created_at: Date;
+  blob: Uint8Array;
+};
+
+interface Claim {
+  queue: string;
+  partitionId: string;
+  partition: string;
+  from: number;
+  batchEnd: number;
+  attempt: number;
+  segments: PopRow[];
+  /** Last offset actually put in the response; null when none. */
+  delivered: number | null;
+}
+
+const POP_SQL = 'SELECT * FROM queen.pop($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)';
+const SHRINK_SQL = 'SELECT queen.pop_shrink($1, $2, $3, $4, $5, $6, $7)';
+// Room for the envelope around the messages array.
+const ENVELOPE_BYTES = 1024;
+const decoder = new TextDecoder();
+const json = JSON.stringify;
+
+/** One pop attempt: null when there is nothing to deliver (204). */
+export async function popOnce(db: Queryable, ctx: PopContext, req: PopRequest): Promise<PopResult | null> {
+  const leaseId = req.autoAck ? '' : uuidv7();
+  const rows = await db.query<PopRow>(POP_SQL, [
+    ctx.tenant,
+    req.queue,
+    req.partition,
+    req.namespace,
+    req.task,
+    req.group,
+    req.batch,
+    req.partitions,
+    req.autoAck ? null : leaseId,
+    req.autoAck,
+    req.mode,
+    req.from,
+    ctx.config.maxResponseBytes,
+  ]);
+  if (rows.length === 0) return null;
+  const claims = groupClaims(rows);
+  const { parts, truncated } = await renderMessages(claims, req, leaseId, ctx.config);
+  if (truncated) await shrinkLeases(db, ctx, req, leaseId, claims);
+  const first = claims[0]!;
+  const body =
+    `{"success":true,"queue":${json(first.queue)},"partition":${json(first.partition)},` +
+    `"partitionId":${json(first.partitionId)},"leaseId":${json(leaseId)},"consumerGroup":${json(req.group)},` +
+    `"partitionsClaimed":${claims.filter((c) => c.delivered !== null).length},"messages":[${parts.join(',')}]}`;
+  return { body, messageCount: parts.length, leaseId };
+}
+
+/**
+ * Pops, and with `wait` polls with back-off until messages arrive or the deadline
+ * (min(timeout, QUEEN_MAX_WAIT_MS)) passes. No transaction is open while waiting.
+ */
+export async function popMessages(db: Database, ctx: PopContext, req: PopRequest): Promise<PopResult | null> {
+  const deadline = Date.now() + Math.min(req.timeoutMs, ctx.config.maxWaitMs);
+  let pause = 50;
+  for (;;) {
+    const result = await popOnce(db, ctx, req);
+    if (result || !req.wait) return result;
+    const left = deadline - Date.now();
+    if (left <= 0) return null;
+    await new Promise((resolve) => setTimeout(resolve, Math.min(pause, left)));
+    pause = Math.min(pause * 2, 1000);
+  }
+}
+
+function groupClaims(rows: PopRow[]): Claim[] {
+  const claims: Claim[] = [];
+  let current: Claim | undefined;
+  let currentNo = -1;
+  for (const row of rows) {
+    if (row.claim !== currentNo) {
+      currentNo = row.claim;
+      current = {
+        queue: row.queue_name,
+        partitionId: String(row.partition_id),
+        partition: row.partition_name,
+        from: Number(row.from_offset),
+        batchEnd: Number(row.batch_end),
+        attempt: row.attempt,
+        segments: [],
+        delivered: null,
+      };
+      claims.push(current);
+    }
+    current!.segments.push(row);
+  }
+  return claims;
+}
+
+// Decodes the leased ranges in claim order and renders each message, stopping before the
+// response would pass maxResponseBytes (always at least one message).
+async function renderMessages(claims: Claim[], req: PopRequest, leaseId: string, config: Config) {
+  await ensureZstd();
+  const parts: string[] = [];
+  const cap = config.maxResponseBytes - ENVELOPE_BYTES;
+  let size = 0;
+  let truncated = false;
+  for (const claim of claims) {
+    const tail =
+      `,"partitionId":${json(claim.partitionId)},"partition":${json(claim.partition)},"queue":${json(claim.queue)},` +
+      `"leaseId":${json(leaseId)},"consumerGroup":${json(req.group)},`;
+    for (const seg of claim.segments) {
+      if (truncated) break;
+      const base = Number(seg.base_offset);
+      const count = Number(seg.end_offset) - base + 1;
+      for (const m of decodeSegment(seg.blob, base, claim.from, claim.batchEnd, count)) {
+        let payload = m.payload;
+        if (m.encrypted) payload = await decryptPayload(await requireEncryptionKey(config, claim.queue), payload);
+        const data = decoder.decode(payload);
+        const part =
+          `{"id":"${bytesToUuid(m.messageId)}","transactionId":${json(m.transactionId)},` +
+          `"traceId":${m.traceId ? `"${bytesToUuid(m.traceId)}"` : 'null'},"data":${data},` +
+          `"producerSub":${json(m.producerSub)},"createdAt":"${seg.created_at.toISOString()}"` +
+          tail +
+          `"offset":${m.offset},"attempt":${claim.attempt}}`;
+        const bytes = part.length + (payload.length - data.length) + 1;
+        if (parts.length > 0 && size + bytes > cap) {
+          truncated = true;
+          break;
+        }
+        size += bytes;
+        parts.push(part);
+        claim.delivered = m.offset;
+      }
+    }
+    if (claim.delivered !== claim.batchEnd) truncated = true;
+  }
+  return { parts, truncated };
+}
+
+// Rare path: lease only what the response carries (HARD-PARTS §9).
+async function shrinkLeases(db: Queryable, ctx: PopContext, req: PopRequest, leaseId: string, claims: Claim[]) {
+  const cut = claims.filter((c) => c.delivered !== c.batchEnd);
+  await db.query(SHRINK_SQL, [
+    ctx.tenant,
+    req.group,
+    req.autoAck ? null : leaseId,
+    cut.map((c) => c.partitionId),
+    cut.map((c) => c.batchEnd),
+    cut.map((c) => c.delivered),
+    cut.map((c) => c.from),
+  ]);
+}

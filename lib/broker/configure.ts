@@ -1,0 +1,141 @@
+// POST /configure (SPEC §3.6): validate every option, upsert with merge semantics in one statement,
+// echo the stored configuration and warn about each compatibility option that has no effect.
+import * as v from 'valibot';
+import type { Queryable } from '../db/client.js';
+import { badRequest } from '../errors.js';
+import { validate } from '../http/body.js';
+import { nameSchema } from '../http/names.js';
+
+const INT4_MAX = 2_147_483_647;
+
+const count = (name: string, min = 0) =>
+  v.pipe(
+    v.number(`${name} must be a number`),
+    v.integer(`${name} must be a whole number`),
+    v.minValue(min, `${name} must be at least ${min}`),
+    v.maxValue(INT4_MAX, `${name} must be at most ${INT4_MAX}`),
+  );
+const flag = (name: string) => v.boolean(`${name} must be true or false`);
+
+const OPTION_SCHEMAS = {
+  leaseTime: count('leaseTime (seconds)', 1),
+  retryLimit: count('retryLimit'),
+  retryDelay: count('retryDelay (milliseconds)'),
+  deadLetterQueue: flag('deadLetterQueue'),
+  dlqAfterMaxRetries: flag('dlqAfterMaxRetries'),
+  delayedProcessing: count('delayedProcessing (seconds)'),
+  windowBuffer: count('windowBuffer (seconds)'),
+  retentionEnabled: flag('retentionEnabled'),
+  retentionSeconds: count('retentionSeconds'),
+  completedRetentionSeconds: count('completedRetentionSeconds'),
+  dedupWindowSeconds: count('dedupWindowSeconds'),
+  encryptionEnabled: flag('encryptionEnabled'),
+  priority: v.pipe(
+    v.number('priority must be a number'),
+    v.integer('priority must be a whole number'),
+    v.minValue(-INT4_MAX, `priority must be at least ${-INT4_MAX}`),
+    v.maxValue(INT4_MAX, `priority must be at most ${INT4_MAX}`),
+  ),
+  maxSize: count('maxSize'),
+  ttl: count('ttl'),
+  maxWaitTimeSeconds: count('maxWaitTimeSeconds'),
+} as const;
+
+export type OptionName = keyof typeof OPTION_SCHEMAS;
+export const OPTION_NAMES = Object.keys(OPTION_SCHEMAS) as OptionName[];
+export type QueueOptions = { [K in OptionName]: v.InferOutput<(typeof OPTION_SCHEMAS)[K]> };
+
+const bodySchema = v.object({
+  queue: nameSchema('queue'),
+  namespace: v.optional(v.nullable(nameSchema('namespace'))),
+  task: v.optional(v.nullable(nameSchema('task'))),
+  options: v.optional(
+    v.nullable(v.record(v.string(), v.unknown(), 'options must be an object of option names to values')),
+  ),
+});
+
+export interface ConfigureRequest {
+  queue: string;
+  namespace: string | null;
+  task: string | null;
+  options: Partial<QueueOptions>;
+}
+
+/** Checks a configure body: names per SPEC §1, each option's type and range, no unknown option. */
+export function parseConfigureRequest(body: unknown): ConfigureRequest {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+    throw badRequest('invalid_request', 'Send a JSON object like {"queue":"orders","options":{"leaseTime":300}}.');
+  }
+  const parsed = validate(bodySchema, body);
+  const raw = parsed.options ?? {};
+  const unknown = Object.keys(raw).filter((k) => !(k in OPTION_SCHEMAS));
+  if (unknown.length > 0) {
+    throw badRequest(
+      'unknown_option',
+      `Unknown option${unknown.length > 1 ? 's' : ''} ${unknown.map((k) => `"${k}"`).join(', ')}; known options are ${OPTION_NAMES.join(', ')}.`,
+    );
+  }
+  const options: Partial<Record<OptionName, unknown>> = {};
+  for (const [key, value] of Object.entries(raw) as [OptionName, unknown][]) {
+    options[key] = validate(OPTION_SCHEMAS[key], value, 'invalid_option');
+  }
+  return { queue: parsed.queue, namespace: parsed.namespace ?? null, task: parsed.task ?? null, options: options as Partial<QueueOptions> };
+}
+
+export interface ConfigureResult {
+  configured: true;
+  queueId: string;
+  queue: string;
+  namespace: string | null;
+  task: string | null;
+  storage: 'segments';
+  options: QueueOptions;
+  warnings: string[];
+}
+
+export async function configureQueue(db: Queryable, tenant: string, req: ConfigureRequest): Promise<ConfigureResult> {
+  const [row] = await db.query<{ j: StoredQueue }>('SELECT queen.configure_queue($1, $2, $3, $4, $5::jsonb) AS j', [
+    tenant,
+    req.queue,
+    req.namespace,
+    req.task,
+    JSON.stringify(req.options),
+  ]);
+  const stored = row!.j;
+  const options = orderOptions(stored.options);
+  return {
+    configured: true,
+    queueId: stored.id,
+    queue: stored.name,
+    namespace: stored.namespace,
+    task: stored.task,
+    storage: 'segments',
+    options,
+    warnings: warningsFor(options),
+  };
+}
+
+interface StoredQueue {
+  created: boolean;
+  id: string;
+  name: string;
+  namespace: string | null;
+  task: string | null;
+  options: QueueOptions;
+}
+
+/** The options in SPEC order (jsonb sorts keys). */
+export function orderOptions(options: QueueOptions): QueueOptions {
+  return Object.fromEntries(OPTION_NAMES.map((k) => [k, options[k]])) as QueueOptions;
+}
+
+/** Each stored value that needs behaviour the log model does not have; never a silent no-op. */
+export function warningsFor(o: QueueOptions): string[] {
+  const warnings: string[] = [];
+  if (o.priority !== 0) warnings.push('priority has no effect: a partition drains strictly in commit order; use separate queues for separate priorities.');
+  if (o.maxSize !== 0) warnings.push('maxSize has no effect: queues are not capped; bound storage with retentionSeconds or completedRetentionSeconds.');
+  if (o.ttl !== 0) warnings.push('ttl has no effect: messages do not expire one by one; use retentionEnabled with retentionSeconds.');
+  if (o.maxWaitTimeSeconds !== 0) warnings.push('maxWaitTimeSeconds has no effect: pass wait=true&timeout=<ms> on the pop instead.');
+  if (!o.retentionEnabled && o.retentionSeconds > 0) warnings.push('retentionSeconds has no effect while retentionEnabled is false.');
+  return warnings;
+}

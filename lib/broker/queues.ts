@@ -1,0 +1,88 @@
+// Queue resources (SPEC §3.7): listing, detail with per-partition watermarks and per-group lag,
+// namespaces and tasks, and delete with its cascade. Each is one SQL function call.
+import type { Queryable } from '../db/client.js';
+import { notFound, SqlState, sqlState } from '../errors.js';
+import { orderOptions, type QueueOptions } from './configure.js';
+
+export interface QueueSummary {
+  id: string;
+  name: string;
+  namespace: string | null;
+  task: string | null;
+  createdAt: string;
+  partitions: number;
+  messages: { total: number; pending: number };
+}
+
+export async function listQueues(db: Queryable, tenant: string, filter: { namespace?: string; task?: string } = {}): Promise<QueueSummary[]> {
+  const [row] = await db.query<{ j: QueueSummary[] }>('SELECT queen.list_queues($1, $2, $3) AS j', [
+    tenant,
+    filter.namespace ?? null,
+    filter.task ?? null,
+  ]);
+  return row!.j;
+}
+
+export interface QueueDetail {
+  id: string;
+  name: string;
+  namespace: string | null;
+  task: string | null;
+  createdAt: string;
+  updatedAt: string;
+  options: QueueOptions;
+  partitions: {
+    id: string;
+    name: string;
+    last_offset: number;
+    log_start: number;
+    txns_start: number;
+    messages: number;
+    consumerGroups: { consumerGroup: string; committed: number; lag: number; leased: boolean }[];
+  }[];
+}
+
+export async function describeQueue(db: Queryable, tenant: string, queue: string): Promise<QueueDetail> {
+  const [row] = await db.query<{ j: QueueDetail | null }>('SELECT queen.describe_queue($1, $2) AS j', [tenant, queue]);
+  const detail = row?.j;
+  if (!detail) throw queueNotFound(queue);
+  return { ...detail, options: orderOptions(detail.options) };
+}
+
+// delete_queue locks the queue row before the partitions; a push creating a partition of that queue
+// while holding another of its partitions locks them the other way round, and one side is
+// chosen as the deadlock victim. Deleting again is safe.
+export async function deleteQueue(db: Queryable, tenant: string, queue: string) {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      const [row] = await db.query<{ existed: boolean }>('SELECT queen.delete_queue($1, $2) AS existed', [tenant, queue]);
+      return { deleted: true as const, queue, existed: row!.existed };
+    } catch (err) {
+      if (attempt >= 3 || sqlState(err) !== SqlState.DEADLOCK_DETECTED) throw err;
+    }
+  }
+}
+
+/** The queues grouped by namespace or by task; queues without one are left out. */
+export async function groupQueues(db: Queryable, tenant: string, by: 'namespace' | 'task') {
+  const groups = new Map<string, QueueSummary[]>();
+  for (const q of await listQueues(db, tenant)) {
+    const key = q[by];
+    if (key === null) continue;
+    groups.set(key, [...(groups.get(key) ?? []), q]);
+  }
+  return [...groups.entries()]
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    .map(([name, queues]) => ({
+      [by]: name,
+      queues: queues.map((q) => ({ id: q.id, name: q.name, namespace: q.namespace, task: q.task })),
+      partitions: queues.reduce((n, q) => n + q.partitions, 0),
+      messages: {
+        total: queues.reduce((n, q) => n + q.messages.total, 0),
+        pending: queues.reduce((n, q) => n + q.messages.pending, 0),
+      },
+    }));
+}
+
+export const queueNotFound = (queue: string) =>
+  notFound('queue_not_found', `Queue "${queue}" does not exist; create it with POST /api/v1/configure or by pushing to it.`);

@@ -1,0 +1,10 @@
+// AWS Lambda entry for the pop route family (function URL, payload 2.0).
+import { ensureZstd } from '../../lib/codec/zstd.js';
+import { createLambdaHandler } from '../../lib/http/runtime/lambda.js';
+import pop from '../pop.js';
+
+// Compiling zstd's WASM during Lambda's init phase (full CPU, before the first request) instead of
+// inside the first request that needs it.
+void ensureZstd().catch(() => {});
+
+export const handler = createLambdaHandler([pop]);

@@ -1,0 +1,17 @@
+// What every deployed function shares: auth on unless QUEEN_AUTH=none, configuration from the
+// environment (process.env on Lambda, bindings on workerd).
+import type { Hono } from 'hono';
+import { readConfig, type Env } from '../../config.js';
+import type { Database } from '../../db/client.js';
+import { buildApp } from '../app.js';
+import { authenticate } from '../auth.js';
+import type { BrokerEnv, QueenFunction } from '../context.js';
+
+export function buildDeployedApp(functions: QueenFunction[], env: Env, database: () => Promise<Database>): Hono<BrokerEnv> {
+  const config = readConfig(env, { auth: 'jwt' });
+  return buildApp(functions, {
+    config,
+    database,
+    authenticate: config.auth === 'jwt' ? authenticate : undefined,
+  });
+}

@@ -1,0 +1,105 @@
+// Deploys the broker to AWS with sst v4: one Lambda per route family behind one Router URL, the
+// retention cron, and a migration step the deploy runs before the new code goes live.
+//   npx sst secret set DatabaseUrl 'postgres://…' --stage prod && npx sst deploy --stage prod
+
+// Which paths each route family answers (SPEC §3); the Router sends each prefix to its function.
+const ROUTES = {
+  Push: ['/api/v1/push', '/health'],
+  Pop: ['/api/v1/pop'],
+  Ack: ['/api/v1/ack', '/api/v1/lease', '/api/v1/transaction'],
+  Configure: ['/api/v1/configure', '/api/v1/resources', '/api/v1/consumer-groups'],
+  Dlq: ['/api/v1/dlq', '/api/v1/messages'],
+} as const;
+
+export default $config({
+  app(input) {
+    return {
+      name: 'queen',
+      home: 'aws',
+      version: '4.17.1',
+      removal: input?.stage === 'prod' ? 'retain' : 'remove',
+      protect: input?.stage === 'prod',
+    };
+  },
+  async run() {
+    const databaseUrl = new sst.Secret('DatabaseUrl');
+    const jwtSecret = new sst.Secret('JwtSecret', '');
+    const encryptionKey = new sst.Secret('QueenEncryptionKey', '');
+    const link = [databaseUrl, jwtSecret, encryptionKey];
+
+    // Our code reads the SPEC §6 names on every runtime, so the secrets are also passed under them.
+    const environment = {
+      DATABASE_URL: databaseUrl.value,
+      JWT_SECRET: jwtSecret.value,
+      QUEEN_ENCRYPTION_KEY: encryptionKey.value,
+      QUEEN_AUTH: 'jwt',
+      JWT_JWKS_URL: process.env.JWT_JWKS_URL ?? '',
+      JWT_ISSUER: process.env.JWT_ISSUER ?? '',
+      JWT_AUDIENCE: process.env.JWT_AUDIENCE ?? '',
+      JWT_TENANT_CLAIM: process.env.JWT_TENANT_CLAIM ?? '',
+      // CloudFront (the Router) gives an origin 30 s: a long-poll must answer before that.
+      QUEEN_MAX_WAIT_MS: '25000',
+    };
+    const shared = {
+      runtime: 'nodejs22.x' as const,
+      architecture: 'arm64' as const,
+      memory: '256 MB' as const,
+      link,
+      environment,
+      // zstd-wasm reads zstd.wasm beside its own file: ship the package rather than bundle it.
+      nodejs: { install: ['@bokuweb/zstd-wasm'] },
+    };
+
+    const migrator = new sst.aws.Function('Migrator', {
+      ...shared,
+      handler: 'functions/lambda/migrate.handler',
+      timeout: '5 minutes',
+      copyFiles: [{ from: 'drizzle', to: 'drizzle' }],
+    });
+    // Runs on every deploy (migrations are idempotent) and before any function is updated, so new
+    // code never meets an old schema; a failed migration fails the deploy.
+    const migration = new aws.lambda.Invocation('MigrateOnDeploy', {
+      functionName: migrator.name,
+      input: JSON.stringify({ deployedAt: Date.now() }),
+    });
+
+    const router = new sst.aws.Router('Api', {
+      transform: {
+        // CloudFront drops Authorization from GET requests (pop, listings) unless the header is part
+        // of the cache key. Our responses carry no Cache-Control, so nothing is cached either way.
+        cachePolicy: (args: { parametersInCacheKeyAndForwardedToOrigin: unknown }) => {
+          const params = args.parametersInCacheKeyAndForwardedToOrigin as { headersConfig: { headerBehavior: string; headers?: { items: string[] } } };
+          const items = params.headersConfig.headers?.items ?? [];
+          params.headersConfig = { headerBehavior: 'whitelist', headers: { items: [...items, 'authorization'] } };
+          return undefined;
+        },
+      },
+    });
+    const functions: Record<string, unknown> = {};
+    for (const [name, paths] of Object.entries(ROUTES)) {
+      const fn = new sst.aws.Function(
+        name,
+        {
+          ...shared,
+          handler: `functions/lambda/${name.toLowerCase()}.handler`,
+          timeout: name === 'Pop' ? '35 seconds' : '20 seconds',
+          url: true,
+        },
+        { dependsOn: [migration] },
+      );
+      for (const path of paths) router.route(path, fn.url);
+      functions[name] = fn.url;
+    }
+
+    new sst.aws.Cron(
+      'Retention',
+      {
+        function: { ...shared, handler: 'functions/lambda/retention.handler', timeout: '55 seconds' },
+        schedule: 'rate(1 minute)',
+      },
+      { dependsOn: [migration] },
+    );
+
+    return { url: router.url, ...functions };
+  },
+});

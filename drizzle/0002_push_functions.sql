@@ -66,10 +66,10 @@ $$;
 --> statement-breakpoint
 -- The dedup probe: which frames (group g 1-based, frame k 0-based) repeat a hash stored in their
 -- partition at or after their group's `since` (NULL: not probed), at which offset (the lowest),
--- in which segment. The GIN index finds the candidate sidecar rows; only
--- those are exploded and compared exactly. The planner cannot estimate `&&` over a hundred fresh
--- keys and would rather seq-scan the window (computing every row's keys), so the scan is pinned
--- to the index here, and only here.
+-- in which segment. The GIN index finds the candidate sidecar rows; only those are exploded and
+-- compared exactly. The planner cannot estimate `&&` over a hundred fresh keys and would rather
+-- seq-scan the window (computing every row's keys), so the scan is pinned to the index here, and
+-- only here; array-driven row estimates in the millions would also buy a useless JIT compile.
 CREATE OR REPLACE FUNCTION queen.log_probe_hashes(
   p_pids BIGINT[], p_hashes BYTEA[], p_probe_grp INT[], p_probe_item INT[], p_since TIMESTAMPTZ[]
 )

@@ -11,6 +11,8 @@ export interface PoolLike {
 interface PoolClientLike {
   query(text: string, params?: unknown[]): Promise<{ rows: unknown[] }>;
   release(err?: Error | boolean): void;
+  on?(event: 'error', listener: (err: Error) => void): unknown;
+  removeListener?(event: 'error', listener: (err: Error) => void): unknown;
 }
 
 export function connectPg(options: ConnectOptions & { url: string }): Database {
@@ -33,6 +35,10 @@ export function wrapPool(driver: 'pg' | 'neon', pool: PoolLike): Database {
     async transaction(fn) {
       const client = await pool.connect();
       let broken: Error | undefined;
+      // A checked-out client has no listener of the pool's: a backend terminated between two
+      // statements would otherwise be an unhandled 'error' that kills the process.
+      const onError = (err: Error) => (broken = err);
+      client.on?.('error', onError);
       try {
         await client.query('BEGIN');
         const out = await fn(run(client));
@@ -42,6 +48,7 @@ export function wrapPool(driver: 'pg' | 'neon', pool: PoolLike): Database {
         await client.query('ROLLBACK').catch((e: Error) => (broken = e));
         throw err;
       } finally {
+        client.removeListener?.('error', onError);
         client.release(broken);
       }
     },

@@ -133,3 +133,32 @@ async function freshDatabaseFor(_driver: 'pglite'): Promise<TestDatabase> {
   await db.query('CREATE TABLE t (id int PRIMARY KEY, n bigint)');
   return db;
 }
+
+describe.skipIf(testMode() !== 'pg')('a pooled connection whose backend is terminated mid-transaction', () => {
+  it.each(['pg', 'neon'] as const)('fails that transaction (%s) without crashing the process, and the pool recovers', async (driver) => {
+    const base = await freshDatabase();
+    const proxy = driver === 'neon' ? await startWsProxy() : undefined;
+    const db = await connect({ url: base.url, driver, neonWsProxy: proxy?.address, max: 2 });
+    const uncaught: unknown[] = [];
+    const onUncaught = (e: unknown) => uncaught.push(e);
+    process.on('uncaughtException', onUncaught);
+    try {
+      await expect(
+        db.transaction(async (tx) => {
+          const [{ pid }] = (await tx.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')) as [{ pid: number }];
+          await base.query('SELECT pg_terminate_backend($1)', [pid]);
+          await new Promise((r) => setTimeout(r, 200));
+          await tx.query('SELECT 1');
+        }),
+      ).rejects.toBeTruthy();
+      await new Promise((r) => setTimeout(r, 100));
+      expect(uncaught).toEqual([]);
+      expect(await db.query<{ one: number }>('SELECT 1 AS one')).toEqual([{ one: 1 }]);
+    } finally {
+      process.off('uncaughtException', onUncaught);
+      await db.close();
+      await proxy?.close();
+      await base.dispose();
+    }
+  });
+});

@@ -44,7 +44,7 @@ async function startServer(cwd: string, env: Record<string, string>): Promise<Ru
   return { child, url, output: () => output, exited };
 }
 
-async function waitFor(what: string, check: () => boolean, ms = 20_000) {
+async function waitFor(what: string, check: () => boolean, ms = 60_000) {
   const deadline = Date.now() + ms;
   while (!check()) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);

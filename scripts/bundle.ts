@@ -1,7 +1,7 @@
 // esbuild bundles per function: dist/lambda/<name>/index.mjs (Node 22, ESM, for Lambda) and
 // dist/workers/<name>/worker.js (workerd), each with zstd.wasm beside it.
 //   npx tsx scripts/bundle.ts            # prints each bundle's size
-import { copyFile, cp, mkdir, rm, stat } from 'node:fs/promises';
+import { copyFile, cp, rm, stat } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';

@@ -1,5 +1,4 @@
 // Every HTTP route of SPEC §2/§3 with the least role it needs, for the role and fail-closed matrices.
-import type { Hono } from 'hono';
 import type { Role } from '../../lib/http/context.js';
 
 export interface RouteCase {
@@ -42,10 +41,5 @@ export const ROUTES: RouteCase[] = [
 export const ROLES: Role[] = ['read-only', 'read-write', 'admin'];
 const RANK: Record<Role, number> = { 'read-only': 0, 'read-write': 1, admin: 2 };
 export const allows = (have: Role, need: Role) => RANK[have] >= RANK[need];
-
-/** Whether a route family has registered this route yet (they land one by one). */
-export function hasRoute(app: Hono<any>, route: Pick<RouteCase, 'method' | 'pattern'>): boolean {
-  return app.routes.some((r) => r.path === route.pattern && (r.method === route.method || r.method === 'ALL'));
-}
 
 export const describeRoute = (r: RouteCase) => `${r.method} ${r.pattern}`;

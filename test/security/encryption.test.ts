@@ -1,20 +1,11 @@
 // Encryption at rest through the real routes: stored blobs hold ciphertext, reads decrypt, a wrong or missing key fails loudly.
-import { afterAll, beforeAll, describe, expect } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { decryptPayload, importEncryptionKey } from '../../lib/broker/encryption.js';
 import { unpackFrames } from '../../lib/codec/frame.js';
 import { decompressSegment } from '../../lib/codec/segment.js';
 import { ensureZstd } from '../../lib/codec/zstd.js';
 import { freshDatabase, type TestDatabase } from '../support/db.js';
-import { callerFor, itWhen, type Caller } from './support.js';
-
-const PUSH = 'POST /api/v1/push';
-const CONFIGURE = 'POST /api/v1/configure';
-const POP = 'GET /api/v1/pop/queue/:queue';
-const ACK = 'POST /api/v1/ack';
-const DLQ = 'GET /api/v1/dlq';
-const DETAIL = 'GET /api/v1/messages/:partitionId/:transactionId';
-const RETRY = 'POST /api/v1/messages/:partitionId/:transactionId/retry';
-const TRANSACTION = 'POST /api/v1/transaction';
+import { callerFor, type Caller } from './support.js';
 
 const KEY = '5f'.repeat(32);
 const OTHER_KEY = 'c3'.repeat(32);
@@ -60,7 +51,7 @@ async function configureVault(queue: string) {
 }
 
 describe('encryption at rest', () => {
-  itWhen(CONFIGURE, PUSH)('the stored segment of an encrypted queue holds ciphertext, not the payload', async () => {
+  it('the stored segment of an encrypted queue holds ciphertext, not the payload', async () => {
     await configureVault('vault');
     const pushed = await withKey('POST', '/api/v1/push', pushBody('vault', 'v-1'));
     expect(pushed.status).toBe(201);
@@ -73,14 +64,14 @@ describe('encryption at rest', () => {
     expect(new TextDecoder().decode(plain)).toBe(PAYLOAD_TEXT);
   });
 
-  itWhen(PUSH)('a queue without encryption stores the payload as sent (the check above can see plaintext)', async () => {
+  it('a queue without encryption stores the payload as sent (the check above can see plaintext)', async () => {
     await withKey('POST', '/api/v1/push', pushBody('open'));
     const { bodies, frames } = await storedFrames('open');
     expect(frames[0]!.encrypted).toBe(false);
     expect(contains(bodies[0]!, SECRET_TEXT)).toBe(true);
   });
 
-  itWhen(CONFIGURE, PUSH, POP, DETAIL)('pop and message detail return the decrypted payload', async () => {
+  it('pop and message detail return the decrypted payload', async () => {
     const popped = await withKey('GET', '/api/v1/pop/queue/vault');
     expect(popped.status).toBe(200);
     const m = popped.body.messages[0];
@@ -92,7 +83,7 @@ describe('encryption at rest', () => {
     expect(detail.text).toContain(SECRET_TEXT);
   });
 
-  itWhen(CONFIGURE, PUSH, POP, ACK, DLQ)('the DLQ keeps the payload encrypted and lists it decrypted', async () => {
+  it('the DLQ keeps the payload encrypted and lists it decrypted', async () => {
     await configureVault('vault-dlq');
     await withKey('POST', '/api/v1/push', pushBody('vault-dlq', 'd-1'));
     const m = (await withKey('GET', '/api/v1/pop/queue/vault-dlq')).body.messages[0];
@@ -107,7 +98,7 @@ describe('encryption at rest', () => {
     expect(listed.text).toContain('12345678901234567890');
   });
 
-  itWhen(CONFIGURE, PUSH, POP, DETAIL, DLQ)('a different key fails loudly with decryption_failed instead of returning garbage', async () => {
+  it('a different key fails loudly with decryption_failed instead of returning garbage', async () => {
     await withKey('POST', '/api/v1/push', pushBody('vault', 'v-2'));
     const popped = await wrongKey('GET', '/api/v1/pop/queue/vault?consumerGroup=wrong-key');
     expect(popped.status).toBe(500);
@@ -120,7 +111,7 @@ describe('encryption at rest', () => {
     expect([listed.status, listed.body.code]).toEqual([500, 'decryption_failed']);
   });
 
-  itWhen(CONFIGURE, PUSH, POP, ACK, DLQ, RETRY)('a retried DLQ message is stored encrypted once and pops decrypted', async () => {
+  it('a retried DLQ message is stored encrypted once and pops decrypted', async () => {
     const retried = await withKey('POST', '/api/v1/messages/' + (await partitionIdOf('vault-dlq')) + '/d-1/retry', {});
     expect(retried.status).toBe(200);
     const { bodies, frames } = await storedFrames('vault-dlq');
@@ -130,7 +121,7 @@ describe('encryption at rest', () => {
     expect(popped.body.messages.map((m: any) => m.data)).toEqual([payload]);
   });
 
-  itWhen(CONFIGURE, TRANSACTION)('a push inside a transaction is encrypted too', async () => {
+  it('a push inside a transaction is encrypted too', async () => {
     await configureVault('vault-txn');
     const res = await withKey('POST', '/api/v1/transaction', `{"operations":[{"type":"push","items":[{"queue":"vault-txn","payload":${PAYLOAD_TEXT}}]}]}`);
     expect(res.body.success).toBe(true);
@@ -139,7 +130,7 @@ describe('encryption at rest', () => {
     expect(contains(bodies[0]!, SECRET_TEXT)).toBe(false);
   });
 
-  itWhen(CONFIGURE, PUSH)('with no key configured, a push to an encrypted queue is refused and nothing is stored', async () => {
+  it('with no key configured, a push to an encrypted queue is refused and nothing is stored', async () => {
     await configureVault('vault-nokey');
     const before = (await storedFrames('vault-nokey')).frames.length;
     const openBefore = (await storedFrames('open')).frames.length;

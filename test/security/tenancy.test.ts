@@ -1,32 +1,8 @@
 // Tenant A, an admin in its own tenant, drives every route at tenant B's resources: nothing may be read, changed or revealed.
-import { afterAll, beforeAll, describe, expect } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freshDatabase, type TestDatabase } from '../support/db.js';
-import { callerFor, enc, itWhen, missingRoutes, type Caller } from './support.js';
+import { callerFor, enc, type Caller } from './support.js';
 
-const PUSH = 'POST /api/v1/push';
-const POP = 'GET /api/v1/pop/queue/:queue';
-const POP_PARTITION = 'GET /api/v1/pop/queue/:queue/partition/:partition';
-const POP_DISCOVERY = 'GET /api/v1/pop';
-const ACK = 'POST /api/v1/ack';
-const ACK_BATCH = 'POST /api/v1/ack/batch';
-const EXTEND = 'POST /api/v1/lease/:leaseId/extend';
-const TRANSACTION = 'POST /api/v1/transaction';
-const CONFIGURE = 'POST /api/v1/configure';
-const QUEUES = 'GET /api/v1/resources/queues';
-const QUEUE = 'GET /api/v1/resources/queues/:queue';
-const DELETE_QUEUE = 'DELETE /api/v1/resources/queues/:queue';
-const NAMESPACES = 'GET /api/v1/resources/namespaces';
-const TASKS = 'GET /api/v1/resources/tasks';
-const GROUPS = 'GET /api/v1/consumer-groups';
-const SEEK = 'POST /api/v1/consumer-groups/:group/queues/:queue/seek';
-const DELETE_GROUP = 'DELETE /api/v1/consumer-groups/:group';
-const DELETE_GROUP_QUEUE = 'DELETE /api/v1/consumer-groups/:group/queues/:queue';
-const DLQ = 'GET /api/v1/dlq';
-const DETAIL = 'GET /api/v1/messages/:partitionId/:transactionId';
-const DELETE_MESSAGE = 'DELETE /api/v1/messages/:partitionId/:transactionId';
-const RETRY = 'POST /api/v1/messages/:partitionId/:transactionId/retry';
-
-const SETUP = [CONFIGURE, PUSH, POP, ACK];
 const QUEUE_B = 'orders.invoices';
 const GROUP_B = 'billing-b';
 
@@ -54,12 +30,10 @@ beforeAll(async () => {
   db = await freshDatabase();
   a = await callerFor(db, 'tenant-a', 'alice');
   b = await callerFor(db, 'tenant-b', 'bob');
-  if (missingRoutes(CONFIGURE, PUSH).length > 0) return;
   const configured = await b('POST', '/api/v1/configure', { queue: QUEUE_B, namespace: 'orders', task: 'invoices', options: { leaseTime: 300 } });
   expect(configured.status).toBe(200);
   const items = ['b-dead', 'b-2', 'b-3'].map((t, n) => ({ queue: QUEUE_B, partition: 'p1', transactionId: t, payload: { n, owner: 'b' } }));
   expect((await b('POST', '/api/v1/push', { items })).status).toBe(201);
-  if (missingRoutes(POP, ACK).length > 0) return;
   const first = await b('GET', `/api/v1/pop/queue/${enc(QUEUE_B)}/partition/p1?consumerGroup=${GROUP_B}`);
   bData.partitionId = String(first.body?.partitionId ?? '');
   await b('POST', '/api/v1/ack', { transactionId: 'b-dead', partitionId: bData.partitionId, leaseId: first.body?.leaseId, consumerGroup: GROUP_B, status: 'dlq', error: 'poison' });
@@ -69,7 +43,7 @@ beforeAll(async () => {
 afterAll(() => db.dispose());
 
 describe('tenant B has data for the matrix', () => {
-  itWhen(...SETUP, DLQ)('B sees its own queue, its live lease and its DLQ row', async () => {
+  it('B sees its own queue, its live lease and its DLQ row', async () => {
     expect(bData.partitionId).not.toBe('');
     expect(bData.leaseId).not.toBe('');
     const dlq = await b('GET', `/api/v1/dlq?queue=${enc(QUEUE_B)}`);
@@ -78,7 +52,7 @@ describe('tenant B has data for the matrix', () => {
 });
 
 describe('tenant A cannot see tenant B', () => {
-  itWhen(CONFIGURE, PUSH, QUEUES, QUEUE, NAMESPACES, TASKS, GROUPS)('listings show A nothing of B, and B\'s queue is a 404 for A', async () => {
+  it('listings show A nothing of B, and B\'s queue is a 404 for A', async () => {
     expect((await b('GET', `/api/v1/resources/queues/${enc(QUEUE_B)}`)).status).toBe(200);
     expect((await a('GET', '/api/v1/resources/queues')).body.queues).toEqual([]);
     const one = await a('GET', `/api/v1/resources/queues/${enc(QUEUE_B)}`);
@@ -93,7 +67,7 @@ describe('tenant A cannot see tenant B', () => {
     }
   });
 
-  itWhen(...SETUP, DLQ, DETAIL)('B\'s DLQ rows and messages are invisible to A even with B\'s partition id', async () => {
+  it('B\'s DLQ rows and messages are invisible to A even with B\'s partition id', async () => {
     for (const path of [`/api/v1/dlq?queue=${enc(QUEUE_B)}`, '/api/v1/dlq', `/api/v1/dlq?consumerGroup=${GROUP_B}`]) {
       const res = await a('GET', path);
       expect(res.status).toBe(200);
@@ -108,7 +82,7 @@ describe('tenant A cannot see tenant B', () => {
 });
 
 describe('tenant A cannot change tenant B', () => {
-  itWhen(...SETUP, ACK, ACK_BATCH, EXTEND, TRANSACTION)('acks, lease extensions and transactions aimed at B\'s lease and partition change nothing', async () => {
+  it('acks, lease extensions and transactions aimed at B\'s lease and partition change nothing', async () => {
     const before = await snapshotB();
     const ack = { transactionId: bData.leasedTxn, partitionId: bData.partitionId, leaseId: bData.leaseId, consumerGroup: GROUP_B, status: 'completed' };
     const single = await a('POST', '/api/v1/ack', ack);
@@ -133,7 +107,7 @@ describe('tenant A cannot change tenant B', () => {
     expect(await snapshotB()).toEqual(before);
   });
 
-  itWhen(...SETUP, DELETE_MESSAGE, RETRY)('DLQ retry and delete aimed at B\'s DLQ row change nothing', async () => {
+  it('DLQ retry and delete aimed at B\'s DLQ row change nothing', async () => {
     const before = await snapshotB();
     expect(before.dlq).toHaveLength(1);
     expect((await a('POST', `/api/v1/messages/${bData.partitionId}/${bData.dlqTxn}/retry`, {})).status).toBe(404);
@@ -142,7 +116,7 @@ describe('tenant A cannot change tenant B', () => {
     expect(await snapshotB()).toEqual(before);
   });
 
-  itWhen(CONFIGURE, PUSH, SEEK, DELETE_GROUP, DELETE_GROUP_QUEUE, DELETE_QUEUE)('seek, group delete and queue delete aimed at B\'s names change nothing', async () => {
+  it('seek, group delete and queue delete aimed at B\'s names change nothing', async () => {
     const before = await snapshotB();
     expect(before.queues).toHaveLength(1);
     for (const body of [{ toEnd: true }, { timestamp: '2000-01-01T00:00:00Z' }, { offset: 0, partition: 'p1' }]) {
@@ -159,7 +133,7 @@ describe('tenant A cannot change tenant B', () => {
 });
 
 describe('tenant A\'s pops of B\'s names', () => {
-  itWhen(...SETUP, POP, POP_PARTITION, POP_DISCOVERY)('A\'s pops never deliver B\'s messages', async () => {
+  it('A\'s pops never deliver B\'s messages', async () => {
     const before = await snapshotB();
     for (const path of [
       `/api/v1/pop/queue/${enc(QUEUE_B)}?consumerGroup=other`,
@@ -176,7 +150,7 @@ describe('tenant A\'s pops of B\'s names', () => {
 });
 
 describe('two tenants may own the same queue name', () => {
-  itWhen(...SETUP, QUEUE, DLQ)('A configures, pushes to and pops its own queue of B\'s name without touching B\'s', async () => {
+  it('A configures, pushes to and pops its own queue of B\'s name without touching B\'s', async () => {
     const before = await snapshotB();
     const configured = await a('POST', '/api/v1/configure', { queue: QUEUE_B, options: { leaseTime: 17, retryLimit: 0 } });
     expect(configured.status).toBe(200);
@@ -205,7 +179,7 @@ describe('two tenants may own the same queue name', () => {
 });
 
 describe('producer identity', () => {
-  itWhen(PUSH, POP, ACK, DLQ)('the token subject comes back as producerSub on pop and in the DLQ, and a body producerSub is ignored', async () => {
+  it('the token subject comes back as producerSub on pop and in the DLQ, and a body producerSub is ignored', async () => {
     const bRw = await callerFor(db, 'tenant-b', 'bob-service', { role: 'read-write' });
     const pushed = await bRw('POST', '/api/v1/push', { items: [{ queue: 'psub', transactionId: 'ps-1', payload: 1, producerSub: 'mallory' }] });
     expect(pushed.status).toBe(201);
@@ -217,14 +191,14 @@ describe('producer identity', () => {
     expect(dlq.body.messages.map((r: any) => r.producerSub)).toEqual(['bob-service']);
   });
 
-  itWhen(TRANSACTION, POP)('a push inside a transaction also stores the token subject', async () => {
+  it('a push inside a transaction also stores the token subject', async () => {
     const bRw = await callerFor(db, 'tenant-b', 'bob-batch', { role: 'read-write' });
     const res = await bRw('POST', '/api/v1/transaction', { operations: [{ type: 'push', items: [{ queue: 'psub-txn', payload: 1, producerSub: 'mallory' }] }] });
     expect(res.body.success).toBe(true);
     expect((await bRw('GET', '/api/v1/pop/queue/psub-txn')).body.messages[0].producerSub).toBe('bob-batch');
   });
 
-  itWhen(PUSH, POP)('a token without sub stores no producer sub', async () => {
+  it('a token without sub stores no producer sub', async () => {
     const anon = await callerFor(db, 'tenant-b', null, { role: 'read-write' });
     await anon('POST', '/api/v1/push', { items: [{ queue: 'psub-none', payload: 1, producerSub: 'mallory' }] });
     const popped = await anon('GET', '/api/v1/pop/queue/psub-none');

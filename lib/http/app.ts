@@ -38,6 +38,8 @@ export function buildApp(functions: QueenFunction[], options: AppOptions): Hono<
   });
 
   app.use('/api/*', async (c, next) => {
+    // A pop takes a lease: no CDN or proxy in front of a function may ever replay a response.
+    c.header('Cache-Control', 'no-store');
     c.set('config', options.config);
     c.set('principal', options.authenticate ? await options.authenticate(c.req.raw, options.config) : anonymousAdmin);
     c.set('db', await options.database());

@@ -66,7 +66,7 @@ export default $config({
     const router = new sst.aws.Router('Api', {
       transform: {
         // CloudFront drops Authorization from GET requests (pop, listings) unless the header is part
-        // of the cache key. Our responses carry no Cache-Control, so nothing is cached either way.
+        // of the cache key. Every API response is Cache-Control: no-store, so nothing is cached.
         cachePolicy: (args: { parametersInCacheKeyAndForwardedToOrigin: unknown }) => {
           const params = args.parametersInCacheKeyAndForwardedToOrigin as { headersConfig: { headerBehavior: string; headers?: { items: string[] } } };
           const items = params.headersConfig.headers?.items ?? [];

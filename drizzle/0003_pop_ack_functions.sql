@@ -58,6 +58,7 @@ AS $$
 DECLARE
   c queen.log_consumers;
   v_last BIGINT;
+  v_log_start BIGINT;
   v_start BIGINT;
   v_seek BIGINT;
   v_newest TIMESTAMPTZ;
@@ -84,8 +85,9 @@ BEGIN
     RETURN;
   END IF;
 
-  SELECT lp.last_offset INTO v_last FROM queen.log_partitions lp WHERE lp.id = p_partition;
-  IF c.committed >= v_last THEN
+  SELECT lp.last_offset, lp.log_start INTO v_last, v_log_start FROM queen.log_partitions lp WHERE lp.id = p_partition;
+  -- Retention may have deleted everything the group had left (log_start = last_offset + 1).
+  IF c.committed >= v_last OR v_log_start > v_last THEN
     status := 'empty';
     IF c.pending OR c.batch_end IS NOT NULL THEN
       UPDATE queen.log_consumers lc
@@ -108,8 +110,12 @@ BEGIN
     END IF;
   END IF;
 
-  v_start := c.committed + 1;
-  -- The segment holding committed + 1 (a backward step), or the next one after a retention gap.
+  -- Nothing below log_start is live (seed invariant 3: it is the first live segment's base), and
+  -- starting there keeps a cursor behind a retention gap from walking the deleted prefix's dead
+  -- index entries. committed stays where it is: the lease is (committed, batch_end], and the ack
+  -- does not count the gap as consumed.
+  v_start := greatest(c.committed + 1, v_log_start);
+  -- The segment holding v_start (a backward step), or the next one after a gap.
   v_seek := coalesce((SELECT sg.base_offset FROM queen.log_segments sg
                        WHERE sg.partition_id = p_partition AND sg.base_offset <= v_start
                        ORDER BY sg.base_offset DESC LIMIT 1), v_start);
@@ -189,6 +195,10 @@ RETURNS TABLE (claim INT, queue_name TEXT, partition_id BIGINT, partition_name T
                batch_end BIGINT, attempt INT, base_offset BIGINT, end_offset BIGINT,
                created_at TIMESTAMPTZ, blob BYTEA)
 LANGUAGE plpgsql
+-- The candidate scan of a queue with thousands of recently written partitions is costed above
+-- jit_above_cost, and so are the custom plans (the first five on a connection) of a large ack:
+-- a JIT compile, plus loading LLVM on a fresh backend, for a statement of a few ms.
+SET jit = off
 AS $$
 #variable_conflict use_column
 DECLARE
@@ -314,9 +324,11 @@ BEGIN
 END
 $$;
 --> statement-breakpoint
--- The response cap's rare path: the broker returned less than it leased, so each claimed partition's
--- lease ends at what was delivered (p_ends; NULL = nothing delivered: lease released). Guarded by
--- the lease id, or for autoAck by the cursor still being where the pop put it.
+-- The rare paths where the broker returned less than it leased (the response cap), or nothing at
+-- all (the response could not be built: a wrong encryption key, a corrupt segment): each claimed
+-- partition's lease ends at what was delivered (p_ends; NULL = nothing delivered: lease released,
+-- and the attempt it counted is taken back). Guarded by the lease id, or for autoAck by the
+-- cursor still being where the pop put it.
 CREATE OR REPLACE FUNCTION queen.pop_shrink(
   p_tenant TEXT, p_group TEXT, p_lease TEXT, p_partitions BIGINT[], p_claimed BIGINT[], p_ends BIGINT[],
   p_from BIGINT[])
@@ -326,7 +338,9 @@ AS $$
 BEGIN
   IF p_lease IS NULL THEN
     UPDATE queen.log_consumers lc
-       SET committed = coalesce(u.new_end, u.from_offset - 1), pending = true
+       SET committed = coalesce(u.new_end, u.from_offset - 1), pending = true,
+           total_consumed = lc.total_consumed - (u.claimed - coalesce(u.new_end, u.from_offset - 1)),
+           attempt_count = CASE WHEN u.new_end IS NULL THEN lc.attempt_count - 1 ELSE lc.attempt_count END
       FROM unnest(p_partitions, p_claimed, p_ends, p_from) AS u(pid, claimed, new_end, from_offset)
      WHERE lc.partition_id = u.pid AND lc.consumer_group = p_group AND lc.committed = u.claimed;
   ELSE
@@ -364,6 +378,8 @@ RETURNS TABLE (idx INT, success BOOLEAN, error TEXT, queue_name TEXT, partition_
                need TEXT, need_partition BIGINT, need_from BIGINT, need_to BIGINT, base_offset BIGINT,
                end_offset BIGINT, created_at TIMESTAMPTZ, blob BYTEA)
 LANGUAGE plpgsql
+-- See queen.pop: the sidecar search of an ack of ~2,000 items is costed above jit_above_cost.
+SET jit = off
 AS $$
 #variable_conflict use_column
 DECLARE
@@ -382,6 +398,7 @@ DECLARE
   v_err TEXT[] := array_fill(NULL::TEXT, ARRAY[n]);
   v_live BOOLEAN;
   v_from BIGINT;
+  v_to BIGINT;
   v_himax BIGINT;
   v_c BIGINT;
   v_f BIGINT;
@@ -402,7 +419,7 @@ BEGIN
   FOR g IN SELECT DISTINCT u.pid, u.grp FROM unnest(p_partitions, p_groups) AS u(pid, grp) ORDER BY 1, 2 LOOP
     v_ks := ARRAY(SELECT s.k FROM generate_subscripts(p_partitions, 1) AS s(k)
                    WHERE p_partitions[s.k] = g.pid AND p_groups[s.k] = g.grp ORDER BY s.k);
-    SELECT lp.id, lp.name AS pname, lp.last_offset, lp.txns_start, qq.id AS qid, qq.name AS qname,
+    SELECT lp.id, lp.name AS pname, lp.last_offset, lp.log_start, lp.txns_start, qq.id AS qid, qq.name AS qname,
            qq.retry_limit, qq.retry_delay, qq.dead_letter_queue AND qq.dlq_after_max_retries AS has_dlq
       INTO pq
       FROM queen.log_partitions lp JOIN queen.queues qq ON qq.id = lp.queue_id
@@ -481,9 +498,11 @@ BEGIN
 
     v_pend := ARRAY(SELECT x.k FROM unnest(v_ks) AS x(k) WHERE v_err[x.k] IS NULL AND v_o[x.k] IS NULL);
     IF cardinality(v_pend) > 0 THEN
+      -- Below the watermarks there are only dead index entries: never step back through them.
+      v_from := greatest(c.committed + 1, pq.txns_start);
       v_from := coalesce((SELECT t.base_offset FROM queen.log_txns t
-                           WHERE t.partition_id = g.pid AND t.base_offset <= c.committed + 1
-                           ORDER BY t.base_offset DESC LIMIT 1), c.committed + 1);
+                           WHERE t.partition_id = g.pid AND t.base_offset <= v_from
+                           ORDER BY t.base_offset DESC LIMIT 1), v_from);
       v_himax := (SELECT max(v_hi[x.k]) FROM unnest(v_pend) AS x(k));
 
       -- position() finds a 16-byte hash in a sidecar row in C; only a match that is misaligned
@@ -507,19 +526,23 @@ BEGIN
         v_o[h.k] := h.o;
       END LOOP;
       IF EXISTS (SELECT 1 FROM unnest(v_pend) AS x(k) WHERE v_o[x.k] IS NULL) THEN
-        IF pq.txns_start > c.committed + 1 THEN
+        -- Live segments whose sidecar rows were purged: [max(committed + 1, log_start), txns_start).
+        -- Empty when retention took them too: then the id is not there to find.
+        v_from := greatest(c.committed + 1, pq.log_start);
+        v_to := least(v_himax, pq.txns_start - 1);
+        IF v_from <= v_to THEN
           RETURN QUERY
             SELECT NULL::INT, NULL::BOOLEAN, NULL::TEXT, NULL::TEXT, NULL::TEXT, NULL::BOOLEAN, NULL::BOOLEAN,
-                   NULL::BOOLEAN, NULL::BOOLEAN, NULL::BIGINT, 'decode', g.pid, c.committed + 1,
-                   least(v_himax, pq.txns_start - 1), sg.base_offset, sg.end_offset, sg.created_at, sg.blob
+                   NULL::BOOLEAN, NULL::BOOLEAN, NULL::BIGINT, 'decode', g.pid, v_from, v_to,
+                   sg.base_offset, sg.end_offset, sg.created_at, sg.blob
               FROM queen.log_segments sg
              WHERE sg.partition_id = g.pid
                AND sg.base_offset >= coalesce((SELECT s2.base_offset FROM queen.log_segments s2
-                                               WHERE s2.partition_id = g.pid AND s2.base_offset <= c.committed + 1
-                                               ORDER BY s2.base_offset DESC LIMIT 1), c.committed + 1)
-               AND sg.base_offset <= least(v_himax, pq.txns_start - 1) AND sg.end_offset > c.committed
+                                               WHERE s2.partition_id = g.pid AND s2.base_offset <= v_from
+                                               ORDER BY s2.base_offset DESC LIMIT 1), v_from)
+               AND sg.base_offset <= v_to AND sg.end_offset >= v_from
              ORDER BY sg.base_offset;
-          CONTINUE groups;
+          IF FOUND THEN CONTINUE groups; END IF;
         END IF;
         FOREACH k IN ARRAY v_pend LOOP
           IF v_o[k] IS NULL THEN v_err[k] := 'Message not found'; END IF;
@@ -607,7 +630,8 @@ BEGIN
        OR v_rnb IS DISTINCT FROM c.retry_not_before THEN
       UPDATE queen.log_consumers lc
          SET committed = v_new,
-             total_consumed = lc.total_consumed + (v_new - c.committed),
+             -- A retention gap the cursor jumps was deleted, not consumed.
+             total_consumed = lc.total_consumed + greatest(v_new - greatest(c.committed, pq.log_start - 1), 0),
              batch_end = CASE WHEN v_released THEN NULL ELSE lc.batch_end END,
              worker_id = CASE WHEN v_released THEN NULL ELSE lc.worker_id END,
              lease_expires_at = CASE WHEN v_released THEN NULL ELSE lc.lease_expires_at END,

@@ -77,7 +77,14 @@ export async function popOnce(db: Queryable, ctx: PopContext, req: PopRequest): 
   ]);
   if (rows.length === 0) return null;
   const claims = groupClaims(rows);
-  const { parts, truncated } = await renderMessages(claims, req, leaseId, ctx.config);
+  let rendered: Awaited<ReturnType<typeof renderMessages>>;
+  try {
+    rendered = await renderMessages(claims, req, leaseId, ctx.config);
+  } catch (err) {
+    await releaseClaims(db, ctx, req, leaseId, claims, err);
+    throw err;
+  }
+  const { parts, truncated } = rendered;
   if (truncated) await shrinkLeases(db, ctx, req, leaseId, claims);
   const first = claims[0]!;
   const body =
@@ -167,6 +174,18 @@ async function renderMessages(claims: Claim[], req: PopRequest, leaseId: string,
     if (claim.delivered !== claim.batchEnd) truncated = true;
   }
   return { parts, truncated };
+}
+
+// Error path: nothing reaches the client, so give back every lease this pop took (and the
+// attempt it counted; for autoAck the cursor), instead of holding the partitions until leaseTime
+// runs out. The caller's error is the one that matters; a failed release leaves the lease to expire.
+async function releaseClaims(db: Queryable, ctx: PopContext, req: PopRequest, leaseId: string, claims: Claim[], cause: unknown) {
+  for (const claim of claims) claim.delivered = null;
+  try {
+    await shrinkLeases(db, ctx, req, leaseId, claims);
+  } catch (err) {
+    console.error('pop: could not release the leases of a failed response', { cause, err });
+  }
 }
 
 // Rare path: lease only what the response carries (HARD-PARTS §9).

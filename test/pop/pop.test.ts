@@ -140,7 +140,10 @@ describe('pop parameters', () => {
 describe('subscriptions', () => {
   it('starts a `new` group after the messages that existed when it first popped, on old and new partitions', async () => {
     await b.push('subs', 'old', 2);
+    // PGlite's clock can be coarse: keep the push and the subscription at distinct instants.
+    await new Promise((r) => setTimeout(r, 5));
     expect((await b.pop('queue/subs?consumerGroup=late&subscriptionMode=new')).status).toBe(204);
+    await new Promise((r) => setTimeout(r, 5));
     await b.push('subs', 'old', 1, undefined, 2);
     await b.push('subs', 'fresh', 1);
     const seen: string[] = [];
@@ -151,6 +154,7 @@ describe('subscriptions', () => {
       await b.ackAll(body, 'completed', 'late');
     }
     expect(seen.sort()).toEqual(['fresh:0', 'old:2']);
+    await new Promise((r) => setTimeout(r, 5));
     const early = await b.pop('queue/subs?consumerGroup=early&subscriptionMode=latest&batch=10');
     expect(early.status).toBe(204);
     const all = await b.pop('queue/subs?consumerGroup=everything&subscriptionMode=from_beginning&batch=10&partitions=2');

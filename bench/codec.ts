@@ -1,10 +1,14 @@
-// Codec throughput against peers in one run: zstd-wasm vs fzstd on whole segments, and our
-// pure-TS XXH3-128 vs hash-wasm's (reusing one hasher). Run by hand: npx tsx bench/codec.ts
-import { createXXHash128 } from 'hash-wasm';
+// Codec throughput against peers in one run: zstd-wasm vs fzstd on whole segments, with and
+// without the content checksum, our pure-TS XXH64 and XXH3-128 vs hash-wasm's (reusing one
+// hasher). Run by hand: npx tsx bench/codec.ts
+import { decompress as decompressJs } from 'fzstd';
+import { createXXHash128, createXXHash64 } from 'hash-wasm';
 import { packFrames, type Frame } from '../lib/codec/frame.js';
 import { DEFAULT_ZSTD_LEVEL, decodeSegment, decompressSegment, encodeSegment } from '../lib/codec/segment.js';
 import { hashTransactionIds, xxh3_128 } from '../lib/codec/xxh3.js';
+import { xxh64Low32 } from '../lib/codec/xxh64.js';
 import { ensureZstd, getZstd } from '../lib/codec/zstd.js';
+import { addContentChecksum } from '../lib/codec/zstd-frame.js';
 
 const SEGMENT_SIZES = [100, 1000];
 const ROUND_MS = 300;
@@ -108,28 +112,47 @@ const zstd = getZstd()!;
 const level = DEFAULT_ZSTD_LEVEL;
 
 console.log(`config: node ${process.version} ${process.platform}/${process.arch}, zstd level ${level}`);
-console.log('  @bokuweb/zstd-wasm 0.0.27, fzstd 0.1.1, hash-wasm 4.13 createXXHash128 (one hasher reused)');
+console.log('  @bokuweb/zstd-wasm 0.0.27, fzstd 0.1.1, hash-wasm 4.13 createXXHash64/128 (one hasher reused)');
+console.log('  "bare" = the library call on a frame without checksum (the format before the checksum);');
+console.log('  "checked" = what encodeSegment / decompressSegment do now (add / verify the XXH64 checksum)');
 console.log(`  median of ${ROUNDS} alternating rounds x ${ROUND_MS} ms; MB = 10^6 bytes of packed (uncompressed) segment`);
 
+const xxh64 = await createXXHash64(0, 0);
 for (const n of SEGMENT_SIZES) {
   const frames = makeFrames(n);
   const packed = packFrames(frames);
+  const bare = zstd.compress(packed, level);
   const blob = await encodeSegment(frames, level);
   const avg = frames.reduce((s, f) => s + f.payload.length, 0) / n;
   const perMessage = frames.reduce((s, f) => s + zstd.compress(packFrames([f]), level).length, 0);
-  const [compress, wasm, js, decodeAll] = measure(
+  const [compress, compressChecked, wasm, wasmChecked, js, jsChecked, decodeAll, ours64, peer64] = measure(
     () => zstd.compress(packed, level),
+    () => addContentChecksum(zstd.compress(packed, level), packed),
+    () => zstd.decompress(bare),
     () => decompressSegment(blob, 'zstd-wasm'),
+    () => decompressJs(bare),
     () => decompressSegment(blob, 'fzstd'),
     () => decodeSegment(blob, 0, 0, n - 1, n),
-  ) as [number, number, number, number];
+    () => xxh64Low32(packed),
+    () => {
+      xxh64.init();
+      xxh64.update(packed);
+      return xxh64.digest('binary');
+    },
+  ) as [number, number, number, number, number, number, number, number, number];
+  const cost = (before: number, after: number) => `${(((before - after) / before) * 100).toFixed(0).padStart(3)}% slower`;
   console.log('');
   console.log(`segment of ${n} JSON events, payload avg ${avg.toFixed(0)} B: packed ${packed.length} B -> ${blob.length} B`);
   console.log(`  ratio ${(packed.length / blob.length).toFixed(2)}x (one zstd frame per message instead: ${(packed.length / perMessage).toFixed(2)}x)`);
-  console.log(`  compress   zstd-wasm L${level}  ${mbps(packed.length, compress)}`);
-  console.log(`  decompress zstd-wasm     ${mbps(packed.length, wasm)}`);
-  console.log(`  decompress fzstd         ${mbps(packed.length, js)}   zstd-wasm/fzstd = ${(wasm / js).toFixed(2)}x`);
-  console.log(`  decodeSegment, all ${String(n).padEnd(4)}  ${mbps(packed.length, decodeAll)}   ${((decodeAll * n) / 1e6).toFixed(2)}M messages/s`);
+  console.log(`  compress   zstd-wasm L${level} bare     ${mbps(packed.length, compress)}`);
+  console.log(`  compress   zstd-wasm L${level} checked  ${mbps(packed.length, compressChecked)}   ${cost(compress, compressChecked)}`);
+  console.log(`  decompress zstd-wasm bare        ${mbps(packed.length, wasm)}`);
+  console.log(`  decompress zstd-wasm checked     ${mbps(packed.length, wasmChecked)}   ${cost(wasm, wasmChecked)} (libzstd verifies)`);
+  console.log(`  decompress fzstd bare            ${mbps(packed.length, js)}`);
+  console.log(`  decompress fzstd checked         ${mbps(packed.length, jsChecked)}   ${cost(js, jsChecked)} (+ our XXH64)   zstd-wasm/fzstd checked = ${(wasmChecked / jsChecked).toFixed(2)}x`);
+  console.log(`  decodeSegment, all ${String(n).padEnd(4)}          ${mbps(packed.length, decodeAll)}   ${((decodeAll * n) / 1e6).toFixed(2)}M messages/s`);
+  console.log(`  xxh64 ours                       ${mbps(packed.length, ours64)}   ours/hash-wasm = ${(ours64 / peer64).toFixed(2)}x`);
+  console.log(`  xxh64 hash-wasm                  ${mbps(packed.length, peer64)}`);
 }
 
 // Round-tripped through JSON so the ids are flat strings, as the broker gets them from a body.

@@ -2,6 +2,7 @@ import { decompress as decompressJs } from 'fzstd';
 import { CorruptSegmentError, InvalidFrameError } from './errors.js';
 import { locateFrames, packFrames, readFrame, type Frame } from './frame.js';
 import { ensureZstd, getZstd } from './zstd.js';
+import { addContentChecksum, checkChecksumPlacement, readFrameLayout, verifyContentChecksum } from './zstd-frame.js';
 
 /** QUEEN_V2_ZSTD_LEVEL when unset; callers read the environment, the codec does not. */
 export const DEFAULT_ZSTD_LEVEL = 3;
@@ -13,15 +14,17 @@ export const MAX_SEGMENT_BYTES = 2 ** 30;
 // shrinks, so one huge segment would pin that much memory in the isolate for good.
 const WASM_DECOMPRESS_MAX_BYTES = 16 * 2 ** 20;
 
-const ZSTD_MAGIC = 0xfd2fb528;
-
 export interface DecodedMessage extends Frame {
   offset: number;
 }
 
 export type Decompressor = 'zstd-wasm' | 'fzstd';
 
-/** Packs frames and compresses them as one zstd frame whose header carries the content size. */
+/**
+ * Packs frames and compresses them as one zstd frame whose header carries the content size and
+ * which ends with the content checksum, so damage inside the compressed data cannot decode to
+ * other bytes unnoticed.
+ */
 export async function encodeSegment(frames: readonly Frame[], level: number = DEFAULT_ZSTD_LEVEL): Promise<Uint8Array> {
   if (frames.length === 0) throw new InvalidFrameError('frames', 'a segment needs at least one frame');
   if (!Number.isInteger(level)) throw new InvalidFrameError('level', `zstd level must be an integer, got ${level}`);
@@ -30,7 +33,7 @@ export async function encodeSegment(frames: readonly Frame[], level: number = DE
     throw new InvalidFrameError('frames', `segment packs to ${packed.length} bytes; split it below ${MAX_SEGMENT_BYTES}`);
   }
   await ensureZstd();
-  return getZstd()!.compress(packed, level);
+  return addContentChecksum(getZstd()!.compress(packed, level), packed);
 }
 
 /**
@@ -71,9 +74,11 @@ export function countFrames(blob: Uint8Array, expectedCount?: number): number {
  * ensureZstd() has resolved and fzstd (pure JS, no init) otherwise; the output is the same.
  */
 export function decompressSegment(blob: Uint8Array, decompressor?: Decompressor): Uint8Array {
-  const size = readContentSize(blob);
+  const layout = readFrameLayout(blob, MAX_SEGMENT_BYTES);
+  const size = layout.contentSize;
   // Checked before decompressing: with a zero content size fzstd sizes its buffer by the window.
   if (size === 0) throw new CorruptSegmentError('segment holds no frames (zstd content size 0)');
+  checkChecksumPlacement(blob, layout);
   const wasm = getZstd();
   const use = decompressor ?? (wasm !== null && size <= WASM_DECOMPRESS_MAX_BYTES ? 'zstd-wasm' : 'fzstd');
   if (use === 'zstd-wasm' && wasm === null) throw new Error('call ensureZstd() before decompressing with zstd-wasm');
@@ -86,31 +91,9 @@ export function decompressSegment(blob: Uint8Array, decompressor?: Decompressor)
   if (body.length !== size) {
     throw new CorruptSegmentError(`zstd produced ${body.length} bytes but the frame header says ${size}`);
   }
+  // libzstd inside zstd-wasm verifies the checksum itself (test/codec/checksum.test.ts); fzstd skips it.
+  if (use === 'fzstd') verifyContentChecksum(blob, layout, body);
   return body;
-}
-
-// Parses the zstd frame header (RFC 8878 §3.1.1.1) for Frame_Content_Size. Our segments always
-// carry it; a blob without it was not written by encodeSegment.
-function readContentSize(blob: Uint8Array): number {
-  if (blob.length < 6) throw new CorruptSegmentError(`blob is ${blob.length} bytes, too short for a zstd frame`);
-  const magic = (blob[0]! | (blob[1]! << 8) | (blob[2]! << 16) | (blob[3]! << 24)) >>> 0;
-  if (magic !== ZSTD_MAGIC) throw new CorruptSegmentError('blob does not start with the zstd magic number');
-  const descriptor = blob[4]!;
-  if (descriptor & 0x08) throw new CorruptSegmentError('zstd frame header has its reserved bit set');
-  const fcsFlag = descriptor >> 6;
-  const singleSegment = (descriptor >> 5) & 1;
-  const dictIdBytes = [0, 1, 2, 4][descriptor & 3]!;
-  const fcsBytes = [singleSegment, 2, 4, 8][fcsFlag]!;
-  if (fcsBytes === 0) throw new CorruptSegmentError('zstd frame header carries no content size');
-  const at = 5 + (singleSegment ? 0 : 1) + dictIdBytes;
-  if (at + fcsBytes > blob.length) throw new CorruptSegmentError('zstd frame header is truncated');
-  let size = 0;
-  for (let i = fcsBytes - 1; i >= 0; i--) size = size * 256 + blob[at + i]!;
-  if (fcsBytes === 2) size += 256;
-  if (size > MAX_SEGMENT_BYTES) {
-    throw new CorruptSegmentError(`zstd frame header claims ${size} bytes, more than MAX_SEGMENT_BYTES`);
-  }
-  return size;
 }
 
 function checkCount(count: number, expectedCount: number | undefined): number {

@@ -267,5 +267,5 @@ function hashShort(b: Uint8Array, len: number): void {
 export const XXH3_CORE = {
   SECRET_SIZE, SECRET_U32, TWO_32, PRIME32_1, PRIME32_2, PRIME32_3,
   P64_1_HI, P64_1_LO, P64_2_HI, P64_2_LO, P64_3_HI, P64_3_LO, P64_4_HI, P64_4_LO, P64_5_HI, P64_5_LO,
-  R, HI, LO, H_HI, readLE32, mulHi32, mul64, mulFold64, add64, avalancheXxh3, storeLow, storeHigh, hashShort,
+  R, HI, LO, H_HI, readLE32, mulHi32, mul64, mulFold64, add64, avalancheXxh64, avalancheXxh3, storeLow, storeHigh, hashShort,
 } as const;

@@ -1,3 +1,4 @@
+import { createXXHash64, type IHasher } from 'hash-wasm';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { CorruptSegmentError, InvalidFrameError } from '../../lib/codec/errors.js';
 import { packFrames, type Frame } from '../../lib/codec/frame.js';
@@ -55,20 +56,38 @@ function parseZstdFrame(blob: Uint8Array) {
 
 // A valid zstd frame holding `content` as one raw block, so a test controls every byte.
 function rawZstdFrame(content: Uint8Array, withContentSize = true): Uint8Array {
-  const header = withContentSize ? [0xa0, ...u32(content.length)] : [0x00, 0x58];
+  const header = withContentSize ? [0xa4, ...u32(content.length)] : [0x04, 0x58];
   const block = (content.length << 3) | 1;
-  return Uint8Array.from([0x28, 0xb5, 0x2f, 0xfd, ...header, block & 0xff, (block >> 8) & 0xff, block >> 16, ...content]);
+  const frame = [0x28, 0xb5, 0x2f, 0xfd, ...header, block & 0xff, (block >> 8) & 0xff, block >> 16, ...content];
+  return Uint8Array.from([...frame, ...u32(checksumOf(content))]);
 }
 
 function u32(n: number): number[] {
   return [n & 0xff, (n >>> 8) & 0xff, (n >>> 16) & 0xff, n >>> 24];
 }
 
-function compressBody(body: Uint8Array): Uint8Array {
-  return getZstd()!.compress(body, 3);
+let hasher: IHasher;
+
+// Low 32 bits of XXH64(content), from hash-wasm rather than lib/codec.
+function checksumOf(content: Uint8Array): number {
+  hasher.init();
+  hasher.update(content);
+  return parseInt(hasher.digest('hex').slice(8), 16);
 }
 
-beforeAll(() => ensureZstd());
+// zstd-wasm's frame of `body` with the content checksum added, as encodeSegment writes it but
+// without packFrames, so a test can compress bodies that are not valid frames.
+function compressBody(body: Uint8Array): Uint8Array {
+  const frame = getZstd()!.compress(body, 3);
+  const blob = Uint8Array.from([...frame, ...u32(checksumOf(body))]);
+  blob[4] = blob[4]! | 0x04;
+  return blob;
+}
+
+beforeAll(async () => {
+  await ensureZstd();
+  hasher = await createXXHash64(0, 0);
+});
 
 describe('encodeSegment', () => {
   it('writes one zstd frame whose header carries the packed size as Frame_Content_Size', async () => {

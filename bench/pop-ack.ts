@@ -263,6 +263,30 @@ console.log('| way | round trips | p50 | p99 |');
 console.log('| --- | ---: | ---: | ---: |');
 console.log(`| guarded recompute (ours) | 2 | ${pct(guarded, 50).toFixed(2)} | ${pct(guarded, 99).toFixed(2)} |`);
 console.log(`| interactive transaction, FOR UPDATE | 6 | ${pct(interactive, 50).toFixed(2)} | ${pct(interactive, 99).toFixed(2)} |`);
+// One ack/batch of a whole popped batch by transactionId (no offsets echoed): the transactionId ->
+// offset resolution must stay linear in the batch. Segments of 100, as the producers above write.
+console.log('\nack/batch of a whole pop by transactionId, one partition, median of 5 (ms)');
+console.log('| batch | pop | ack |');
+console.log('| ---: | ---: | ---: |');
+for (const batch of [100, 1000, 10000]) {
+  const pops: number[] = [];
+  const acks: number[] = [];
+  for (let rep = 0; rep < 5; rep++) {
+    const partition = `b${batch}-${rep}`;
+    for (let s = 0; s < batch; s += 100) {
+      await call('POST', '/api/v1/push', { items: Array.from({ length: 100 }, (_, i) => ({ queue: 'bigack', partition, payload: { i: s + i } })) });
+    }
+    let t0 = performance.now();
+    const { body } = await call('GET', `/api/v1/pop/queue/bigack/partition/${partition}?batch=${batch}`);
+    pops.push(performance.now() - t0);
+    if (body.messages.length !== batch) throw new Error(`popped ${body.messages.length} of ${batch}`);
+    t0 = performance.now();
+    const res = await call('POST', '/api/v1/ack/batch', { acknowledgments: body.messages.map((m: any) => ({ transactionId: m.transactionId, partitionId: m.partitionId, leaseId: body.leaseId, status: 'completed' })) });
+    acks.push(performance.now() - t0);
+    if (res.body.some((r: any) => !r.success)) throw new Error('ack failed');
+  }
+  console.log(`| ${batch.toLocaleString('en')} | ${pct(pops, 50).toFixed(1)} | ${pct(acks, 50).toFixed(1)} |`);
+}
 console.log(`\nload average at the end: ${(await import('node:os')).loadavg().map((x) => x.toFixed(1)).join(' ')} (${(await import('node:os')).cpus().length} cores)`);
 
 await db.close();

@@ -378,7 +378,14 @@ RETURNS TABLE (idx INT, success BOOLEAN, error TEXT, queue_name TEXT, partition_
                need TEXT, need_partition BIGINT, need_from BIGINT, need_to BIGINT, base_offset BIGINT,
                end_offset BIGINT, created_at TIMESTAMPTZ, blob BYTEA)
 LANGUAGE plpgsql
--- See queen.pop: the sidecar search of an ack of ~2,000 items is costed above jit_above_cost.
+-- Generic plans read the array variables in place (p_statuses[k] is O(1) on the expanded array); a
+-- custom plan inlines each array as a constant, and subscripting a flat array of text, bytea or
+-- with NULLs walks it from the start, which made every per-item statement quadratic (10,000 items:
+-- a second). No statement here wants a value-specific plan except the GIN probe, which is EXECUTEd.
+-- The lookups are SELECT ... INTO rather than FOR-IN loops for the same reason: a loop's cursor
+-- copies its parameters, flattening the arrays again.
+-- See queen.pop for jit: array-driven row estimates would buy a compile for a cheap statement.
+SET plan_cache_mode = force_generic_plan
 SET jit = off
 AS $$
 #variable_conflict use_column
@@ -387,7 +394,6 @@ DECLARE
   v_now TIMESTAMPTZ := now();
   g RECORD;
   pq RECORD;
-  h RECORD;
   c queen.log_consumers;
   k INT;
   j INT;
@@ -400,6 +406,9 @@ DECLARE
   v_from BIGINT;
   v_to BIGINT;
   v_himax BIGINT;
+  v_span BIGINT;
+  v_rk INT[];
+  v_ro BIGINT[];
   v_c BIGINT;
   v_f BIGINT;
   v_fk INT;
@@ -505,25 +514,67 @@ BEGIN
                            ORDER BY t.base_offset DESC LIMIT 1), v_from);
       v_himax := (SELECT max(v_hi[x.k]) FROM unnest(v_pend) AS x(k));
 
-      -- position() finds a 16-byte hash in a sidecar row in C; only a match that is misaligned
-      -- or outside the range (a repeated transactionId) falls back to exploding the row.
-      FOR h IN
-        WITH want AS (
-          SELECT x.k, p_hashes[x.k] AS h, v_hi[x.k] AS hi FROM unnest(v_pend) AS x(k)
-        ), hit AS (
-          SELECT want.k, want.h, want.hi, t.base_offset AS base, t.hashes, position(want.h IN t.hashes) AS pos
-            FROM want JOIN queen.log_txns t
-              ON t.partition_id = g.pid AND t.base_offset >= v_from AND t.base_offset <= want.hi
-        )
-        SELECT hit.k, min(CASE
-                 WHEN (hit.pos - 1) % 16 = 0 AND hit.base + (hit.pos - 1) / 16 > c.committed
-                      AND hit.base + (hit.pos - 1) / 16 <= hit.hi THEN hit.base + (hit.pos - 1) / 16
-                 ELSE (SELECT min(hit.base + u.idx) FROM queen.log_unnest_hashes(hit.hashes) AS u
-                        WHERE u.h = hit.h AND hit.base + u.idx > c.committed AND hit.base + u.idx <= hit.hi)
-               END) AS o
-          FROM hit WHERE hit.pos > 0 GROUP BY hit.k
-      LOOP
-        v_o[h.k] := h.o;
+      v_span := v_himax - v_from + 1;
+      IF v_span <= 64 * cardinality(v_pend) THEN
+        -- The range is about as large as the request (a batch acked by transactionId): explode its
+        -- sidecar rows once into (offset, hash) and hash-join the request, linear in both.
+        SELECT array_agg(r.k), array_agg(r.o) INTO v_rk, v_ro FROM (
+          WITH want AS MATERIALIZED (
+            SELECT x.k, p_hashes[x.k] AS h, v_hi[x.k] AS hi FROM unnest(v_pend) AS x(k)
+          ), cand AS MATERIALIZED (
+            SELECT t.base_offset + u.idx AS o, u.h
+              FROM queen.log_txns t CROSS JOIN LATERAL queen.log_unnest_hashes(t.hashes) AS u
+             WHERE t.partition_id = g.pid AND t.base_offset >= v_from AND t.base_offset <= v_himax
+          )
+          SELECT want.k, min(cand.o) AS o
+            FROM want JOIN cand ON cand.h = want.h AND cand.o > c.committed AND cand.o <= want.hi
+           GROUP BY want.k
+        ) AS r;
+      ELSIF cardinality(v_pend) < 16 THEN
+        -- A few ids in a long range: position() finds a 16-byte hash in a sidecar row in C; only a
+        -- match that is misaligned or outside the range (a repeated transactionId) explodes the row.
+        SELECT array_agg(r.k), array_agg(r.o) INTO v_rk, v_ro FROM (
+          WITH want AS (
+            SELECT x.k, p_hashes[x.k] AS h, v_hi[x.k] AS hi FROM unnest(v_pend) AS x(k)
+          ), hit AS (
+            SELECT want.k, want.h, want.hi, t.base_offset AS base, t.hashes, position(want.h IN t.hashes) AS pos
+              FROM want JOIN queen.log_txns t
+                ON t.partition_id = g.pid AND t.base_offset >= v_from AND t.base_offset <= want.hi
+          )
+          SELECT hit.k, min(CASE
+                   WHEN (hit.pos - 1) % 16 = 0 AND hit.base + (hit.pos - 1) / 16 > c.committed
+                        AND hit.base + (hit.pos - 1) / 16 <= hit.hi THEN hit.base + (hit.pos - 1) / 16
+                   ELSE (SELECT min(hit.base + u.idx) FROM queen.log_unnest_hashes(hit.hashes) AS u
+                          WHERE u.h = hit.h AND hit.base + u.idx > c.committed AND hit.base + u.idx <= hit.hi)
+                 END) AS o
+            FROM hit WHERE hit.pos > 0 GROUP BY hit.k
+        ) AS r;
+      ELSE
+        -- Many ids in a range far longer than the request (an unleased ack of a cursor far behind):
+        -- the dedup GIN index of 0002 returns only the sidecar rows holding one of the keys. EXECUTE
+        -- plans it with the values: a cached generic plan would rather walk the range on the
+        -- primary key and compute every row's keys.
+        EXECUTE $q$
+          SELECT array_agg(r.k), array_agg(r.o) FROM (
+          WITH want AS MATERIALIZED (
+            SELECT w.k, w.h, w.hi FROM unnest($1::INT[], $2::BYTEA[], $3::BIGINT[]) AS w(k, h, hi)
+          ), hit_rows AS MATERIALIZED (
+            SELECT t.base_offset, t.hashes FROM queen.log_txns t
+             WHERE queen.log_txn_keys(t.partition_id, t.hashes) && ARRAY(SELECT int8send($4::BIGINT) || want.h FROM want)
+               AND t.partition_id = $4 AND t.base_offset >= $5 AND t.base_offset <= $6
+          ), cand AS MATERIALIZED (
+            SELECT r.base_offset + u.idx AS o, u.h FROM hit_rows r CROSS JOIN LATERAL queen.log_unnest_hashes(r.hashes) AS u
+          )
+          SELECT want.k, min(cand.o) AS o
+            FROM want JOIN cand ON cand.h = want.h AND cand.o > $7 AND cand.o <= want.hi
+           GROUP BY want.k
+          ) AS r
+        $q$ INTO v_rk, v_ro USING v_pend, ARRAY(SELECT p_hashes[x.k] FROM unnest(v_pend) WITH ORDINALITY AS x(k, n) ORDER BY x.n),
+                  ARRAY(SELECT v_hi[x.k] FROM unnest(v_pend) WITH ORDINALITY AS x(k, n) ORDER BY x.n),
+                  g.pid, v_from, v_himax, c.committed;
+      END IF;
+      FOR j IN 1 .. coalesce(cardinality(v_rk), 0) LOOP
+        v_o[v_rk[j]] := v_ro[j];
       END LOOP;
       IF EXISTS (SELECT 1 FROM unnest(v_pend) AS x(k) WHERE v_o[x.k] IS NULL) THEN
         -- Live segments whose sidecar rows were purged: [max(committed + 1, log_start), txns_start).

@@ -5,14 +5,23 @@
 -- keys and rechecks only the rows it returns. Its cost follows the number of keys probed, not the
 -- size of the window. fastupdate is off: a pending list would be scanned linearly by every probe
 -- and flushed inside some unlucky push (bench/push.ts measures both).
+--
+-- plpgsql rather than sql: an index expression cannot inline a sql function, so a sql body is
+-- parsed and planned again by every INSERT, which for a one-message push cost more than the index
+-- insert itself; plpgsql keeps its compiled body for the session.
 CREATE OR REPLACE FUNCTION queen.log_txn_keys(p_partition BIGINT, p_hashes BYTEA)
 RETURNS BYTEA[]
-LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+LANGUAGE plpgsql IMMUTABLE STRICT PARALLEL SAFE
 AS $$
-  SELECT ARRAY(
-    SELECT int8send(p_partition) || substring(p_hashes FROM i * 16 + 1 FOR 16)
-    FROM generate_series(0, length(p_hashes) / 16 - 1) AS i
-  )
+DECLARE
+  pre BYTEA := int8send(p_partition);
+  keys BYTEA[] := '{}';
+BEGIN
+  FOR i IN 0 .. length(p_hashes) / 16 - 1 LOOP
+    keys := keys || (pre || substring(p_hashes FROM i * 16 + 1 FOR 16));
+  END LOOP;
+  RETURN keys;
+END
 $$;
 --> statement-breakpoint
 CREATE INDEX IF NOT EXISTS idx_log_txns_keys ON queen.log_txns
@@ -64,41 +73,6 @@ BEGIN
 END
 $$;
 --> statement-breakpoint
--- The dedup probe: which frames (group g 1-based, frame k 0-based) repeat a hash stored in their
--- partition at or after their group's `since` (NULL: not probed), at which offset (the lowest),
--- in which segment. The GIN index finds the candidate sidecar rows; only those are exploded and
--- compared exactly. The planner cannot estimate `&&` over a hundred fresh keys and would rather
--- seq-scan the window (computing every row's keys), so the scan is pinned to the index here, and
--- only here; array-driven row estimates in the millions would also buy a useless JIT compile.
-CREATE OR REPLACE FUNCTION queen.log_probe_hashes(
-  p_pids BIGINT[], p_hashes BYTEA[], p_probe_grp INT[], p_probe_item INT[], p_since TIMESTAMPTZ[]
-)
-RETURNS TABLE (grp INT, item INT, partition_id BIGINT, msg_offset BIGINT, base_offset BIGINT)
-LANGUAGE plpgsql STABLE
-SET enable_seqscan = off
-SET max_parallel_workers_per_gather = 0
-SET jit = off
-AS $$
-BEGIN
-  -- plpgsql rather than sql: its plan is cached per session instead of planned on every call.
-  RETURN QUERY
-    WITH probe AS MATERIALIZED (
-      SELECT x.g, x.k, p_pids[x.g] AS pid, substring(p_hashes[x.g] FROM x.k * 16 + 1 FOR 16) AS h, p_since[x.g] AS since
-        FROM unnest(p_probe_grp, p_probe_item) AS x(g, k)
-       WHERE p_since[x.g] IS NOT NULL
-    ), cand AS MATERIALIZED (
-      SELECT t.partition_id, t.base_offset, t.created_at, t.hashes
-        FROM queen.log_txns t
-       WHERE queen.log_txn_keys(t.partition_id, t.hashes) && ARRAY(SELECT int8send(probe.pid) || probe.h FROM probe)
-    )
-    SELECT DISTINCT ON (probe.g, probe.k) probe.g, probe.k, probe.pid, c.base_offset + u.idx, c.base_offset
-      FROM cand c
-      CROSS JOIN LATERAL queen.log_unnest_hashes(c.hashes) AS u
-      JOIN probe ON probe.pid = c.partition_id AND probe.h = u.h AND c.created_at > probe.since
-     ORDER BY probe.g, probe.k, c.base_offset + u.idx;
-END
-$$;
---> statement-breakpoint
 -- Writes one segment + one sidecar row per group (one group = one (queue, partition)), or writes
 -- nothing and says why, so the broker can fix the request and call again:
 --   'ok'      grp, partition_id, base_offset          every group was written
@@ -129,35 +103,51 @@ CREATE OR REPLACE FUNCTION queen.push_segments(
 )
 RETURNS TABLE (kind TEXT, grp INT, item INT, partition_id BIGINT, msg_offset BIGINT, base_offset BIGINT, blob BYTEA)
 LANGUAGE plpgsql
--- Array-driven queries carry row estimates in the millions, which would buy a JIT compile
--- (tens of ms) for a sub-millisecond statement.
+-- Every statement here takes arrays as parameters, so a custom plan always looks cheaper than the
+-- generic one and the plan cache would replan every statement on every call: that planning was
+-- half the server time of a one-message push. The generic plans must stay index-driven: the
+-- planner cannot estimate `&&` over fresh keys and would rather seq-scan the window (computing
+-- every row's keys), and no table is ever worth a seq scan inside a push. Array-driven row
+-- estimates in the millions would also buy a JIT compile (tens of ms) for a sub-ms statement.
+SET plan_cache_mode = force_generic_plan
+SET enable_seqscan = off
+SET max_parallel_workers_per_gather = 0
 SET jit = off
 AS $$
 DECLARE
   n INT := coalesce(cardinality(p_queues), 0);
   v_pids BIGINT[];
-  v_blobs BYTEA[];
-  v_hashes BYTEA[];
   v_windows INT[];
   v_encrypt BOOLEAN[];
+  v_frame0 INT[];
+  v_byte0 INT[];
+  v_since TIMESTAMPTZ[];
   v_now TIMESTAMPTZ;
-  v_issue BOOLEAN;
+  v_issue BOOLEAN := false;
+  v_probe BOOLEAN := false;
+  v_oldest TIMESTAMPTZ;
+  found1 BOOLEAN := false;
   g INT;
 BEGIN
   IF n = 0 THEN
     RETURN;
   END IF;
-  -- Blobs and hashes arrive concatenated: one binary parameter each is far cheaper to send than a
-  -- bytea[] (drivers text-encode array elements as hex).
-  SELECT array_agg(substring(p_blobs FROM c.blob_end - c.blen + 1 FOR c.blen) ORDER BY c.g),
-         array_agg(substring(p_hashes FROM 16 * (c.frame_end - c.cnt) + 1 FOR 16 * c.cnt) ORDER BY c.g)
-    INTO v_blobs, v_hashes
-    FROM (SELECT u.g, u.cnt, u.blen, (sum(u.cnt) OVER w)::INT AS frame_end, (sum(u.blen) OVER w)::INT AS blob_end
-            FROM unnest(p_counts, p_blob_lens) WITH ORDINALITY AS u(cnt, blen, g)
-          WINDOW w AS (ORDER BY u.g)) c;
 
+  -- The usual request names one partition that exists: find and lock it in one statement. A miss
+  -- (new queue or partition, or deleted while we waited for the lock) locks nothing and takes the
+  -- general path below.
+  IF n = 1 THEN
+    SELECT ARRAY[p.id], ARRAY[q.dedup_window_seconds], ARRAY[q.encryption_enabled]
+      INTO v_pids, v_windows, v_encrypt
+      FROM queen.queues q
+      JOIN queen.log_partitions p ON p.queue_id = q.id AND p.name = p_partitions[1]
+     WHERE q.tenant_id = p_tenant AND q.name = p_queues[1]
+       FOR UPDATE OF p;
+    found1 := FOUND;
+  END IF;
   -- Twice at most: a queue deleted between provisioning and locking is provisioned again.
   FOR attempt IN 1 .. 2 LOOP
+    EXIT WHEN found1;
     SELECT array_agg(p.id ORDER BY u.g), array_agg(q.dedup_window_seconds ORDER BY u.g),
            array_agg(q.encryption_enabled ORDER BY u.g), count(p.id)
       INTO v_pids, v_windows, v_encrypt, g
@@ -180,33 +170,71 @@ BEGIN
         USING ERRCODE = '40001';
     END IF;
   END LOOP;
-
-  RETURN QUERY
-    SELECT CASE WHEN v_encrypt[i] THEN 'encrypt' ELSE 'plain' END, i - 1, NULL::INT, v_pids[i],
-           NULL::BIGINT, NULL::BIGINT, NULL::BYTEA
-      FROM generate_series(1, n) AS i
-     WHERE v_encrypt[i] IS DISTINCT FROM p_encrypted[i]
-    UNION ALL
-    SELECT 'expand', i - 1, NULL, v_pids[i], NULL, NULL, NULL
-      FROM generate_series(1, n) AS i
-     WHERE v_windows[i] = 0 AND p_collapsed[i];
-  v_issue := FOUND;
-
   v_now := clock_timestamp();
 
-  IF cardinality(p_probe_grp) > 0 AND EXISTS (SELECT 1 FROM unnest(v_windows) w WHERE w > 0) THEN
+  -- Blobs and hashes arrive concatenated: one binary parameter each is far cheaper to send than a
+  -- bytea[] (drivers text-encode array elements as hex); v_byte0/v_frame0 are each group's start.
+  -- Per-group checks and offsets are plpgsql expressions, which skip the executor: every statement
+  -- costs an executor start-up, a large part of a small push.
+  v_frame0 := array_fill(0, ARRAY[n]);
+  v_byte0 := array_fill(0, ARRAY[n]);
+  v_since := array_fill(NULL::TIMESTAMPTZ, ARRAY[n]);
+  FOR i IN 1 .. n LOOP
+    IF i > 1 THEN
+      v_frame0[i] := v_frame0[i - 1] + p_counts[i - 1];
+      v_byte0[i] := v_byte0[i - 1] + p_blob_lens[i - 1];
+    END IF;
+    IF v_windows[i] > 0 THEN
+      v_since[i] := v_now - make_interval(secs => v_windows[i]);
+      v_oldest := least(v_oldest, v_since[i]);
+      v_probe := true;
+    END IF;
+    grp := i - 1;
+    partition_id := v_pids[i];
+    IF v_encrypt[i] IS DISTINCT FROM p_encrypted[i] THEN
+      kind := CASE WHEN v_encrypt[i] THEN 'encrypt' ELSE 'plain' END;
+      v_issue := true;
+      RETURN NEXT;
+    END IF;
+    IF v_windows[i] = 0 AND p_collapsed[i] THEN
+      kind := 'expand';
+      v_issue := true;
+      RETURN NEXT;
+    END IF;
+  END LOOP;
+
+  -- Keys are (partition, hash), so a sidecar row the index returns holds one of them for sure; only
+  -- a row inside the widest window needs the exact per-group check, which almost never runs.
+  IF v_probe AND cardinality(p_probe_grp) > 0 AND EXISTS (
+    SELECT 1 FROM queen.log_txns t
+     WHERE queen.log_txn_keys(t.partition_id, t.hashes) && ARRAY(
+             SELECT int8send(v_pids[x.g + 1]) || substring(p_hashes FROM (v_frame0[x.g + 1] + x.k) * 16 + 1 FOR 16)
+               FROM unnest(p_probe_grp, p_probe_item) AS x(g, k)
+              WHERE v_since[x.g + 1] IS NOT NULL)
+       AND t.created_at > v_oldest
+  ) THEN
     RETURN QUERY
-      WITH dups AS MATERIALIZED (
-        SELECT * FROM queen.log_probe_hashes(
-          v_pids, v_hashes, ARRAY(SELECT x + 1 FROM unnest(p_probe_grp) AS x), p_probe_item,
-          ARRAY(SELECT CASE WHEN w > 0 THEN v_now - make_interval(secs => w) END
-                  FROM unnest(v_windows) WITH ORDINALITY AS x(w, o) ORDER BY o))
+      WITH probe AS MATERIALIZED (
+        SELECT x.g, x.k, v_pids[x.g + 1] AS pid, v_since[x.g + 1] AS since,
+               substring(p_hashes FROM (v_frame0[x.g + 1] + x.k) * 16 + 1 FOR 16) AS h
+          FROM unnest(p_probe_grp, p_probe_item) AS x(g, k)
+         WHERE v_since[x.g + 1] IS NOT NULL
+      ), cand AS MATERIALIZED (
+        SELECT t.partition_id, t.base_offset, t.created_at, t.hashes
+          FROM queen.log_txns t
+         WHERE queen.log_txn_keys(t.partition_id, t.hashes) && ARRAY(SELECT int8send(probe.pid) || probe.h FROM probe)
+      ), dups AS MATERIALIZED (
+        SELECT DISTINCT ON (probe.g, probe.k) probe.g, probe.k, probe.pid, c.base_offset + u.idx AS off, c.base_offset AS base
+          FROM cand c
+          CROSS JOIN LATERAL queen.log_unnest_hashes(c.hashes) AS u
+          JOIN probe ON probe.pid = c.partition_id AND probe.h = u.h AND c.created_at > probe.since
+         ORDER BY probe.g, probe.k, c.base_offset + u.idx
       )
-      SELECT 'dup', d.grp - 1, d.item, d.partition_id, d.msg_offset, d.base_offset, NULL::BYTEA FROM dups d
+      SELECT 'dup', d.g, d.k, d.pid, d.off, d.base, NULL::BYTEA FROM dups d
       UNION ALL
-      SELECT 'seg', NULL, NULL, o.partition_id, NULL, o.base_offset,
-             (SELECT s.blob FROM queen.log_segments s WHERE s.partition_id = o.partition_id AND s.base_offset = o.base_offset)
-        FROM (SELECT DISTINCT d.partition_id, d.base_offset FROM dups d) o;
+      SELECT 'seg', NULL, NULL, o.pid, NULL, o.base,
+             (SELECT s.blob FROM queen.log_segments s WHERE s.partition_id = o.pid AND s.base_offset = o.base)
+        FROM (SELECT DISTINCT d.pid, d.base FROM dups d) o;
     v_issue := v_issue OR FOUND;
   END IF;
   IF v_issue THEN
@@ -216,22 +244,18 @@ BEGIN
   RETURN QUERY
     WITH alloc AS (
       UPDATE queen.log_partitions lp
-         SET last_offset = lp.last_offset + c.cnt,
+         SET last_offset = lp.last_offset + p_counts[c.g],
              last_write_at = CASE WHEN v_now - lp.last_write_at > interval '1 second' THEN v_now ELSE lp.last_write_at END
-        FROM unnest(v_pids, p_counts) AS c(pid, cnt)
+        FROM unnest(v_pids) WITH ORDINALITY AS c(pid, g)
        WHERE lp.id = c.pid
-      RETURNING lp.id AS pid, lp.last_offset - c.cnt + 1 AS base, lp.last_offset AS last
-    ), groups AS (
-      SELECT u.g, u.pid, u.blob, u.hashes, a.base, a.last
-        FROM unnest(v_pids, v_blobs, v_hashes) WITH ORDINALITY AS u(pid, blob, hashes, g)
-        JOIN alloc a ON a.pid = u.pid
+      RETURNING c.g, lp.id AS pid, lp.last_offset - p_counts[c.g] + 1 AS base, lp.last_offset AS last
     ), seg AS (
       INSERT INTO queen.log_segments (partition_id, base_offset, end_offset, created_at, blob)
-      SELECT gr.pid, gr.base, gr.last, v_now, gr.blob FROM groups gr
+      SELECT a.pid, a.base, a.last, v_now, substring(p_blobs FROM v_byte0[a.g] + 1 FOR p_blob_lens[a.g]) FROM alloc a
     ), txn AS (
       INSERT INTO queen.log_txns (partition_id, base_offset, end_offset, created_at, hashes)
-      SELECT gr.pid, gr.base, gr.last, v_now, gr.hashes FROM groups gr
+      SELECT a.pid, a.base, a.last, v_now, substring(p_hashes FROM v_frame0[a.g] * 16 + 1 FOR p_counts[a.g] * 16) FROM alloc a
     )
-    SELECT 'ok', (gr.g - 1)::INT, NULL::INT, gr.pid, NULL::BIGINT, gr.base, NULL::BYTEA FROM groups gr;
+    SELECT 'ok', (a.g - 1)::INT, NULL::INT, a.pid, NULL::BIGINT, a.base, NULL::BYTEA FROM alloc a;
 END
 $$;

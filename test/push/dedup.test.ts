@@ -90,6 +90,19 @@ describe('deduplication', () => {
     expect((await push([item('d6', 3, { transactionId: 'late' })]))[0]).toMatchObject({ status: 'duplicate', offset: 1 });
   });
 
+  it('holds each queue to its own window when one request spans queues with different windows', async () => {
+    await push([item('w-long', 0, { transactionId: 'a0' })]);
+    const b = await push([item('w-short', 0, { transactionId: 'k' })]);
+    await db.query(`UPDATE queen.queues SET dedup_window_seconds = 60 WHERE name = 'w-short'`);
+    await db.query(`UPDATE queen.log_txns SET created_at = created_at - interval '120 seconds' WHERE partition_id = $1`, [b[0].partition_id]);
+    const log: StatementLog = { statements: [] };
+    const out = await push([item('w-long', 1, { transactionId: 'a1' }), item('w-short', 1, { transactionId: 'k' })], log);
+    expect(out.map((r) => [r.status, r.offset])).toEqual([['queued', 1], ['queued', 1]]);
+    expect(log.statements).toHaveLength(1);
+    const again = await push([item('w-short', 2, { transactionId: 'k' }), item('w-long', 2, { transactionId: 'a0' })]);
+    expect(again.map((r) => [r.status, r.offset])).toEqual([['duplicate', 1], ['duplicate', 0]]);
+  });
+
   it('with dedupWindowSeconds 0 skips the probe but still writes every hash', async () => {
     await push([item('d7', 0)]);
     await db.query(`UPDATE queen.queues SET dedup_window_seconds = 0 WHERE name = 'd7'`);

@@ -5,6 +5,7 @@ import { CorruptSegmentError } from '../../lib/codec/errors.js';
 import { packFrames, type Frame } from '../../lib/codec/frame.js';
 import { decompressSegment, encodeSegment, type Decompressor } from '../../lib/codec/segment.js';
 import { ensureZstd, getZstd } from '../../lib/codec/zstd.js';
+import { makeRandom } from './random.js';
 
 const decompressors: Decompressor[] = ['zstd-wasm', 'fzstd'];
 const enc = new TextEncoder();
@@ -14,18 +15,6 @@ beforeAll(async () => {
   await ensureZstd();
   hasher = await createXXHash64(0, 0);
 });
-
-// Deterministic so a failure names an input that can be replayed.
-function makeRandom(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 0x100000000;
-  };
-}
 
 // JSON-ish payloads with random ids, so the compressed data has literals, matches and several
 // zstd blocks once the packed segment passes 128 KiB.

@@ -1,6 +1,7 @@
 import { createXXHash128, type IHasher } from 'hash-wasm';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { hashTransactionIds, xxh3_128, xxh3_128_hex } from '../../lib/codec/xxh3.js';
+import { makeRandom, randomBytesFrom } from './random.js';
 
 let hasher: IHasher;
 beforeAll(async () => {
@@ -13,25 +14,9 @@ function reference(input: string | Uint8Array): string {
   return hasher.digest('hex');
 }
 
-// Deterministic so a failure names an input that can be replayed.
-function makeRandom(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 0x100000000;
-  };
-}
-
 const random = makeRandom(0x5eed);
 
-function randomBytes(len: number): Uint8Array {
-  const b = new Uint8Array(len);
-  for (let i = 0; i < len; i++) b[i] = Math.floor(random() * 256);
-  return b;
-}
+const randomBytes = (len: number) => randomBytesFrom(random, len);
 
 // Mixes ASCII, 2-, 3- and 4-byte UTF-8 code points; never a lone surrogate.
 function randomString(len: number): string {

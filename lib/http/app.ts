@@ -33,7 +33,10 @@ export function buildApp(functions: QueenFunction[], options: AppOptions): Hono<
       return c.json({ status: 'healthy', database: 'connected', version: VERSION });
     } catch (err) {
       log('health check failed', err);
-      return c.json({ status: 'unhealthy', database: 'disconnected', version: VERSION }, 503);
+      // Say why: an unmigrated schema or a missing DATABASE_URL is not a network outage.
+      const reason = err instanceof QueenError ? { error: err.message, code: err.code } : {};
+      const database = err instanceof QueenError && err.code === 'schema_outdated' ? 'connected' : 'disconnected';
+      return c.json({ status: 'unhealthy', database, version: VERSION, ...reason }, 503);
     }
   });
 

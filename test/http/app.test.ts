@@ -1,6 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freshDatabase, type TestDatabase } from '../support/db.js';
 import { testApp } from '../support/app.js';
+import { readConfig } from '../../lib/config.js';
+import { QueenError } from '../../lib/errors.js';
+import { buildApp } from '../../lib/http/app.js';
 
 let db: TestDatabase;
 beforeAll(async () => {
@@ -37,5 +40,30 @@ describe('every API response', () => {
     const res = await app.request('/api/v1/push', { method: 'OPTIONS', headers: { origin: 'https://example.com', 'access-control-request-method': 'POST' } });
     expect(res.status).toBe(204);
     expect(res.headers.get('access-control-allow-origin')).toBe('*');
+  });
+});
+
+describe('/health when the database is not usable', () => {
+  const appWith = (database: () => never) =>
+    buildApp([], { config: readConfig({}, { auth: 'none' }), database, log: () => {} });
+
+  it('says the schema is outdated, with its code, rather than blaming the connection', async () => {
+    const app = appWith(() => {
+      throw new QueenError(503, 'schema_outdated', 'The database schema is not migrated; run the migrations.');
+    });
+    const res = await app.request('/health');
+    expect(res.status).toBe(503);
+    expect(await res.json()).toMatchObject({ status: 'unhealthy', database: 'connected', code: 'schema_outdated' });
+  });
+
+  it('reports a failed connection as disconnected without leaking the driver error', async () => {
+    const app = appWith(() => {
+      throw Object.assign(new Error('connect ECONNREFUSED 10.0.0.1:5432'), { code: 'ECONNREFUSED' });
+    });
+    const res = await app.request('/health');
+    const body = await res.json();
+    expect(res.status).toBe(503);
+    expect(body).toMatchObject({ status: 'unhealthy', database: 'disconnected' });
+    expect(JSON.stringify(body)).not.toContain('10.0.0.1');
   });
 });

@@ -5,7 +5,7 @@
 //     the ack under the cursor lock and writes the DLQ row and the cursor move together, or asks
 //     again if the cursor moved in between. Nothing is locked across the two calls.
 import { decodeSegment } from '../codec/segment.js';
-import { hashTransactionIds } from '../codec/xxh3.js';
+import { xxh3_128 } from '../codec/xxh3.js';
 import { ensureZstd } from '../codec/zstd.js';
 import type { Queryable } from '../db/client.js';
 import type { AckItem } from './ack-request.js';
@@ -61,7 +61,7 @@ const PARTITION_ID = /^[0-9]{1,18}$/;
 /** Results in item order. Safe inside a caller's transaction: problems come back per item. */
 export async function ackMessages(db: Queryable, ctx: AckContext, items: readonly AckItem[]): Promise<AckResult[]> {
   const results = new Array<AckResult | undefined>(items.length);
-  const hashes = items.map((it) => hashTransactionIds([it.transactionId]));
+  const hashes = items.map((it) => xxh3_128(it.transactionId));
   const offsets = items.map((it) => it.offset);
   const frames = new Map<string, DeadFrame>();
   let todo = items.map((_, i) => i);

@@ -97,52 +97,46 @@ BEGIN
     RETURN;
   END IF;
 
+  -- windowBuffer holds the whole partition while its newest message is too young.
   IF q.window_buffer > 0 THEN
     SELECT sg.created_at INTO v_newest FROM queen.log_segments sg
      WHERE sg.partition_id = p_partition ORDER BY sg.base_offset DESC LIMIT 1;
-    IF v_newest > p_now - make_interval(secs => q.window_buffer) THEN
-      status := 'held';
-      IF NOT c.pending THEN
-        UPDATE queen.log_consumers lc SET pending = true
-         WHERE lc.partition_id = p_partition AND lc.consumer_group = p_group;
-      END IF;
-      RETURN;
-    END IF;
   END IF;
-
-  -- Nothing below log_start is live (seed invariant 3: it is the first live segment's base), and
-  -- starting there keeps a cursor behind a retention gap from walking the deleted prefix's dead
-  -- index entries. committed stays where it is: the lease is (committed, batch_end], and the ack
-  -- does not count the gap as consumed.
-  v_start := greatest(c.committed + 1, v_log_start);
-  -- The segment holding v_start (a backward step), or the next one after a gap.
-  v_seek := coalesce((SELECT sg.base_offset FROM queen.log_segments sg
-                       WHERE sg.partition_id = p_partition AND sg.base_offset <= v_start
-                       ORDER BY sg.base_offset DESC LIMIT 1), v_start);
-  FOR s IN
-    SELECT sg.base_offset, sg.end_offset, sg.created_at, octet_length(sg.blob) AS len
-      FROM queen.log_segments sg
-     WHERE sg.partition_id = p_partition AND sg.base_offset >= v_seek AND sg.end_offset >= v_start
-     ORDER BY sg.base_offset
-  LOOP
-    -- created_at is monotone per partition: the first segment too young ends the walk.
-    EXIT WHEN q.delayed_processing > 0 AND s.created_at > p_now - make_interval(secs => q.delayed_processing);
-    EXIT WHEN (taken > 0 OR NOT p_first) AND bytes + s.len > p_max_bytes;
-    v_lo := greatest(s.base_offset, v_start);
-    IF first_base IS NULL THEN
-      first_base := s.base_offset;
-      from_offset := v_lo;
-    END IF;
-    last_base := s.base_offset;
-    bytes := bytes + s.len;
-    IF taken + (s.end_offset - v_lo + 1) >= p_budget THEN
-      batch_end := v_lo + (p_budget - taken) - 1;
-      taken := p_budget;
-      EXIT;
-    END IF;
-    taken := taken + (s.end_offset - v_lo + 1)::INT;
-    batch_end := s.end_offset;
-  END LOOP;
+  IF v_newest IS NULL OR v_newest <= p_now - make_interval(secs => q.window_buffer) THEN
+    -- Nothing below log_start is live (seed invariant 3: it is the first live segment's base), and
+    -- starting there keeps a cursor behind a retention gap from walking the deleted prefix's dead
+    -- index entries. committed stays where it is: the lease is (committed, batch_end], and the ack
+    -- does not count the gap as consumed.
+    v_start := greatest(c.committed + 1, v_log_start);
+    -- The segment holding v_start (a backward step), or the next one after a gap.
+    v_seek := coalesce((SELECT sg.base_offset FROM queen.log_segments sg
+                         WHERE sg.partition_id = p_partition AND sg.base_offset <= v_start
+                         ORDER BY sg.base_offset DESC LIMIT 1), v_start);
+    FOR s IN
+      SELECT sg.base_offset, sg.end_offset, sg.created_at, octet_length(sg.blob) AS len
+        FROM queen.log_segments sg
+       WHERE sg.partition_id = p_partition AND sg.base_offset >= v_seek AND sg.end_offset >= v_start
+       ORDER BY sg.base_offset
+    LOOP
+      -- created_at is monotone per partition: the first segment too young ends the walk.
+      EXIT WHEN q.delayed_processing > 0 AND s.created_at > p_now - make_interval(secs => q.delayed_processing);
+      EXIT WHEN (taken > 0 OR NOT p_first) AND bytes + s.len > p_max_bytes;
+      v_lo := greatest(s.base_offset, v_start);
+      IF first_base IS NULL THEN
+        first_base := s.base_offset;
+        from_offset := v_lo;
+      END IF;
+      last_base := s.base_offset;
+      bytes := bytes + s.len;
+      IF taken + (s.end_offset - v_lo + 1) >= p_budget THEN
+        batch_end := v_lo + (p_budget - taken) - 1;
+        taken := p_budget;
+        EXIT;
+      END IF;
+      taken := taken + (s.end_offset - v_lo + 1)::INT;
+      batch_end := s.end_offset;
+    END LOOP;
+  END IF;
 
   IF taken = 0 THEN
     status := 'held';

@@ -8,7 +8,8 @@ import { fileURLToPath } from 'node:url';
 import PgBoss from 'pg-boss';
 import { pushItems, type PushItem } from '../lib/broker/push.js';
 import { readConfig } from '../lib/config.js';
-import { connect, type Database } from '../lib/db/client.js';
+import { connect } from '../lib/db/client.js';
+import type { Database } from '../lib/db/types.js';
 import { migrate } from '../lib/db/migrate.js';
 
 const ADMIN_URL = process.env.BENCH_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';

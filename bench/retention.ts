@@ -7,7 +7,8 @@ import { runRetention } from '../lib/broker/retention.js';
 import { encodeSegment } from '../lib/codec/segment.js';
 import { hashTransactionIds } from '../lib/codec/xxh3.js';
 import { readConfig } from '../lib/config.js';
-import { connect, type Database } from '../lib/db/client.js';
+import { connect } from '../lib/db/client.js';
+import type { Database } from '../lib/db/types.js';
 import { migrate } from '../lib/db/migrate.js';
 import { buildApp } from '../lib/http/app.js';
 

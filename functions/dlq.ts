@@ -1,34 +1,31 @@
 // DLQ listing, message detail, retry and delete (SPEC §3.8).
 import type { Context } from 'hono';
 import { deleteDlq, listDlq, retryDlq } from '../lib/broker/dlq.js';
-import { parseDlqAddress, parseDlqQuery } from '../lib/broker/dlq-request.js';
 import { getMessage } from '../lib/broker/messages.js';
-import { readJson } from '../lib/http/body.js';
 import { defineFunction, requireRole, type BrokerEnv } from '../lib/http/context.js';
+import { readDlqAddress, readDlqQuery, readMessageAddress, readRetryAddress } from '../lib/http/requests/dlq.js';
 
 // Payloads are spliced in verbatim, so these bodies arrive as finished JSON text.
 const json = (c: Context<BrokerEnv>, text: string) => c.body(text, 200, { 'content-type': 'application/json; charset=UTF-8' });
 
 export default defineFunction('dlq', (app) => {
   app.get('/api/v1/dlq', requireRole('read-only'), async (c) =>
-    json(c, await listDlq(c.get('db'), c.get('principal').tenant, parseDlqQuery(c.req.query()), c.get('config'))),
+    json(c, await listDlq(c.get('db'), c.get('principal').tenant, readDlqQuery(c), c.get('config'))),
   );
 
   app.get('/api/v1/messages/:partitionId/:transactionId', requireRole('read-only'), async (c) => {
-    const a = parseDlqAddress(c.req.param(), undefined);
+    const a = readMessageAddress(c);
     return json(c, await getMessage(c.get('db'), c.get('principal').tenant, a.partitionId, a.transactionId, c.get('config')));
   });
 
   app.post('/api/v1/messages/:partitionId/:transactionId/retry', requireRole('admin'), async (c) => {
-    const body = (await readJson(c, true)) as { consumerGroup?: unknown } | null;
-    const group = typeof body === 'object' && body !== null && 'consumerGroup' in body ? body.consumerGroup : c.req.query('consumerGroup');
-    const a = parseDlqAddress(c.req.param(), group);
+    const a = await readRetryAddress(c);
     const { tenant, sub } = c.get('principal');
     return c.json(await retryDlq(c.get('db'), { tenant, sub, config: c.get('config') }, a));
   });
 
   app.delete('/api/v1/messages/:partitionId/:transactionId', requireRole('admin'), async (c) => {
-    const a = parseDlqAddress(c.req.param(), c.req.query('consumerGroup'));
+    const a = readDlqAddress(c);
     return c.json(await deleteDlq(c.get('db'), c.get('principal').tenant, a));
   });
 });

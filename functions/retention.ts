@@ -1,6 +1,6 @@
 // The retention cron (SPEC §4): no HTTP route. Deployed schedulers and the local server's timer
 // call this with the deployment's database; it logs and returns the per-queue counts.
-import type { Database } from '../lib/db/client.js';
+import type { Database } from '../lib/db/types.js';
 import { runRetention, type RetentionReport } from '../lib/broker/retention.js';
 
 export async function runScheduledRetention(db: Database, log: (line: string) => void = console.log): Promise<RetentionReport> {

@@ -7,11 +7,23 @@
 import { decodeSegment } from '../codec/segment.js';
 import { xxh3_128 } from '../codec/xxh3.js';
 import { ensureZstd } from '../codec/zstd.js';
-import type { Queryable } from '../db/client.js';
-import type { AckItem } from './ack-request.js';
+import type { Queryable } from '../db/types.js';
 import { addFrame, frameParams, type DeadFrame } from './dead-letter.js';
 
-export { parseAckBatch, parseAckItem, type AckItem, type AckStatus } from './ack-request.js';
+export type AckStatus = 'completed' | 'failed' | 'retry' | 'dlq';
+
+export interface AckItem {
+  transactionId: string;
+  /** The partition id as sent; a non-numeric one is simply not found. */
+  partitionId: string;
+  /** Null: no lease (the wire's "" or an absent leaseId). */
+  leaseId: string | null;
+  status: AckStatus;
+  consumerGroup: string;
+  error: string | null;
+  /** The offset pop returned, when the client echoes it: no hash lookup needed. */
+  offset: number | null;
+}
 
 export interface AckContext {
   tenant: string;

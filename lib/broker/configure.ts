@@ -1,12 +1,9 @@
-// POST /configure (SPEC §3.6): validate every option, upsert with merge semantics in one statement,
-// echo the stored configuration and warn about each compatibility option that has no effect.
+// POST /configure (SPEC §3.6): the queue options with their types and ranges, an upsert with merge
+// semantics in one statement, the stored configuration echoed and a warning for each
+// compatibility option that has no effect.
 import * as v from 'valibot';
-import type { Queryable } from '../db/client.js';
-import { badRequest } from '../errors.js';
-import { validate } from '../http/body.js';
-import { nameSchema } from '../http/names.js';
-
-const INT4_MAX = 2_147_483_647;
+import type { Queryable } from '../db/types.js';
+import { INT4_MAX } from './limits.js';
 
 const count = (name: string, min = 0) =>
   v.pipe(
@@ -17,7 +14,7 @@ const count = (name: string, min = 0) =>
   );
 const flag = (name: string) => v.boolean(`${name} must be true or false`);
 
-const OPTION_SCHEMAS = {
+export const OPTION_SCHEMAS = {
   leaseTime: count('leaseTime (seconds)', 1),
   retryLimit: count('retryLimit'),
   retryDelay: count('retryDelay (milliseconds)'),
@@ -45,41 +42,11 @@ export type OptionName = keyof typeof OPTION_SCHEMAS;
 export const OPTION_NAMES = Object.keys(OPTION_SCHEMAS) as OptionName[];
 export type QueueOptions = { [K in OptionName]: v.InferOutput<(typeof OPTION_SCHEMAS)[K]> };
 
-const bodySchema = v.object({
-  queue: nameSchema('queue'),
-  namespace: v.optional(v.nullable(nameSchema('namespace'))),
-  task: v.optional(v.nullable(nameSchema('task'))),
-  options: v.optional(
-    v.nullable(v.record(v.string(), v.unknown(), 'options must be an object of option names to values')),
-  ),
-});
-
 export interface ConfigureRequest {
   queue: string;
   namespace: string | null;
   task: string | null;
   options: Partial<QueueOptions>;
-}
-
-/** Checks a configure body: names per SPEC §1, each option's type and range, no unknown option. */
-export function parseConfigureRequest(body: unknown): ConfigureRequest {
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
-    throw badRequest('invalid_request', 'Send a JSON object like {"queue":"orders","options":{"leaseTime":300}}.');
-  }
-  const parsed = validate(bodySchema, body);
-  const raw = parsed.options ?? {};
-  const unknown = Object.keys(raw).filter((k) => !(k in OPTION_SCHEMAS));
-  if (unknown.length > 0) {
-    throw badRequest(
-      'unknown_option',
-      `Unknown option${unknown.length > 1 ? 's' : ''} ${unknown.map((k) => `"${k}"`).join(', ')}; known options are ${OPTION_NAMES.join(', ')}.`,
-    );
-  }
-  const options: Partial<Record<OptionName, unknown>> = {};
-  for (const [key, value] of Object.entries(raw) as [OptionName, unknown][]) {
-    options[key] = validate(OPTION_SCHEMAS[key], value, 'invalid_option');
-  }
-  return { queue: parsed.queue, namespace: parsed.namespace ?? null, task: parsed.task ?? null, options: options as Partial<QueueOptions> };
 }
 
 export interface ConfigureResult {

@@ -1,5 +1,5 @@
 // Consumer groups (SPEC §3.7): listing with lag and oldest unconsumed age, and delete.
-import type { Queryable } from '../db/client.js';
+import type { Queryable } from '../db/types.js';
 
 export interface ConsumerGroupSummary {
   name: string;

@@ -1,7 +1,7 @@
 // The dead-letter table (SPEC §3.8): listing with filters and pagination, retry (re-push under a
 // fresh transactionId and drop the rows, in one transaction) and delete. Rows are written by ack.
 import { v7 as uuidv7 } from 'uuid';
-import type { Database, Queryable } from '../db/client.js';
+import type { Database, Queryable } from '../db/types.js';
 import { notFound } from '../errors.js';
 import { payloadText, withRawData } from './dlq-payload.js';
 import { pushItems, type PushContext } from './push.js';

@@ -1,6 +1,5 @@
 // Lease extend (SPEC §3.4): pushes out the expiry of every live lease with this id.
-import type { Queryable } from '../db/client.js';
-import { badRequest } from '../errors.js';
+import type { Queryable } from '../db/types.js';
 
 export interface ExtendResult {
   index: 0;
@@ -8,18 +7,6 @@ export interface ExtendResult {
   success: boolean;
   error: string | null;
   expiresAt: string | null;
-}
-
-export const DEFAULT_EXTEND_SECONDS = 60;
-const MAX_EXTEND_SECONDS = 7 * 24 * 3600;
-
-export function parseExtendSeconds(body: unknown): number {
-  const seconds = (body as { seconds?: unknown } | null)?.seconds;
-  if (seconds === undefined || seconds === null) return DEFAULT_EXTEND_SECONDS;
-  if (typeof seconds !== 'number' || !Number.isInteger(seconds) || seconds < 1 || seconds > MAX_EXTEND_SECONDS) {
-    throw badRequest('invalid_request', `seconds must be an integer from 1 to ${MAX_EXTEND_SECONDS}.`);
-  }
-  return seconds;
 }
 
 export async function extendLease(db: Queryable, tenant: string, leaseId: string, seconds: number): Promise<ExtendResult[]> {

@@ -6,7 +6,7 @@ import { bytesToUuid } from '../codec/frame.js';
 import { decodeSegment } from '../codec/segment.js';
 import { xxh3_128 } from '../codec/xxh3.js';
 import type { Config } from '../config.js';
-import type { Queryable } from '../db/client.js';
+import type { Queryable } from '../db/types.js';
 import { notFound } from '../errors.js';
 import { payloadText, withRawData } from './dlq-payload.js';
 

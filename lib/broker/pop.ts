@@ -6,11 +6,28 @@ import { bytesToUuid } from '../codec/frame.js';
 import { decodeSegment } from '../codec/segment.js';
 import { ensureZstd } from '../codec/zstd.js';
 import type { Config } from '../config.js';
-import type { Database, Queryable } from '../db/client.js';
+import type { Database, Queryable } from '../db/types.js';
 import { decryptPayload, requireEncryptionKey } from './encryption.js';
-import type { PopRequest } from './pop-request.js';
 
-export { parsePopRequest, type PopRequest } from './pop-request.js';
+export type SubscriptionMode = 'all' | 'new' | 'from';
+
+/** One pop, checked against SPEC §1/§3.2 (names.ts, limits.ts) and with its defaults filled in. */
+export interface PopRequest {
+  /** Null for a discovery pop (namespace/task). */
+  queue: string | null;
+  /** Null for a wildcard or discovery pop. */
+  partition: string | null;
+  namespace: string | null;
+  task: string | null;
+  group: string;
+  batch: number;
+  partitions: number;
+  wait: boolean;
+  timeoutMs: number;
+  autoAck: boolean;
+  mode: SubscriptionMode;
+  from: Date | null;
+}
 
 export interface PopContext {
   tenant: string;

@@ -7,12 +7,20 @@ import { bytesToUuid, uuidToBytes, type Frame } from '../codec/frame.js';
 import { encodeSegment } from '../codec/segment.js';
 import { hashTransactionIds } from '../codec/xxh3.js';
 import type { Config } from '../config.js';
-import type { Queryable } from '../db/client.js';
+import type { Queryable } from '../db/types.js';
 import { encryptPayload, requireEncryptionKey } from './encryption.js';
 import { readOriginalMessageIds, type DuplicateRef } from './push-duplicates.js';
-import type { PushItem } from './push-items.js';
 
-export { parsePushItems, type PushItem } from './push-items.js';
+/** One message to push, already checked against SPEC §1 (names.ts) and with its defaults filled in. */
+export interface PushItem {
+  queue: string;
+  partition: string;
+  /** The payload's JSON text as UTF-8 bytes, stored verbatim (plaintext; push encrypts if the queue says so). */
+  payload: Uint8Array;
+  /** Null: the minted message id is used. */
+  transactionId: string | null;
+  traceId: string | null;
+}
 
 export interface PushContext {
   tenant: string;

@@ -1,6 +1,6 @@
 // Queue resources (SPEC §3.7): listing, detail with per-partition watermarks and per-group lag,
 // namespaces and tasks, and delete with its cascade. Each is one SQL function call.
-import type { Queryable } from '../db/client.js';
+import type { Queryable } from '../db/types.js';
 import { notFound, SqlState, sqlState } from '../errors.js';
 import { orderOptions, type QueueOptions } from './configure.js';
 

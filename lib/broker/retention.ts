@@ -3,7 +3,7 @@
 // transaction spans the run and a partition row is locked only from its watermark update to
 // commit. Overlapping runs skip each other's partitions (a per-partition advisory lock); a run
 // is idempotent.
-import type { Database } from '../db/client.js';
+import type { Database } from '../db/types.js';
 
 export interface QueueRetention {
   tenant: string;

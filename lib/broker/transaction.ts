@@ -2,10 +2,9 @@
 // the first operation that fails (an ack item answering success:false included) rolls back all.
 import { v7 as uuidv7 } from 'uuid';
 import type { Config } from '../config.js';
-import type { Database } from '../db/client.js';
-import { badRequest } from '../errors.js';
-import { ackMessages, parseAckBatch, parseAckItem, type AckItem, type AckResult } from './ack.js';
-import { parsePushItems, pushItems, type PushItem, type PushResult } from './push.js';
+import type { Database } from '../db/types.js';
+import { ackMessages, type AckItem, type AckResult } from './ack.js';
+import { pushItems, type PushItem, type PushResult } from './push.js';
 
 export type Operation = { type: 'ack'; items: AckItem[] } | { type: 'push'; items: PushItem[] };
 
@@ -23,23 +22,6 @@ export interface TransactionResponse {
 }
 
 class Rollback extends Error {}
-
-export function parseOperations(body: unknown, config: Config): Operation[] {
-  const ops = (body as { operations?: unknown } | null)?.operations;
-  if (!Array.isArray(ops) || ops.length === 0) {
-    throw badRequest('invalid_request', 'A transaction needs "operations": [{"type":"ack",...} | {"type":"push","items":[...]}].');
-  }
-  return ops.map((op: unknown, i): Operation => {
-    const type = (op as { type?: unknown } | null)?.type;
-    const path = `operations[${i}]`;
-    if (type === 'push') return { type, items: parsePushItems((op as { items?: unknown }).items, config, `${path}.items`) };
-    if (type === 'ack') {
-      const batch = Array.isArray((op as { acknowledgments?: unknown }).acknowledgments);
-      return { type, items: batch ? parseAckBatch(op, path) : [parseAckItem(op, path)] };
-    }
-    throw badRequest('invalid_request', `${path}.type must be "ack" or "push".`);
-  });
-}
 
 export async function runTransaction(db: Database, ctx: TransactionContext, ops: Operation[]): Promise<TransactionResponse> {
   const transactionId = uuidv7();

@@ -1,6 +1,6 @@
 // @neondatabase/serverless over WebSockets: the production driver on edge and Lambda.
 import { neonConfig, Pool } from '@neondatabase/serverless';
-import type { ConnectOptions, Database } from './client.js';
+import type { ConnectOptions, Database } from './types.js';
 import { wrapPool, type PoolLike } from './driver-pg.js';
 
 export async function connectNeon(options: ConnectOptions & { url: string }): Promise<Database> {

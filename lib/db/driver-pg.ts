@@ -1,6 +1,6 @@
 // node-postgres (and, through the same Pool interface, the Neon driver).
 import pg from 'pg';
-import type { ConnectOptions, Database, Queryable, Row } from './client.js';
+import type { ConnectOptions, Database, Queryable, Row } from './types.js';
 
 export interface PoolLike {
   query(text: string, params?: unknown[]): Promise<{ rows: unknown[] }>;

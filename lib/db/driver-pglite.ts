@@ -1,7 +1,7 @@
 // Embedded PostgreSQL (PGlite) for `npm start` and `npm test`. PGlite is one connection, so every
 // statement and every transaction takes a turn: requests never interleave inside a transaction.
 import { PGlite, types } from '@electric-sql/pglite';
-import type { ConnectOptions, Database, Queryable, Row } from './client.js';
+import type { ConnectOptions, Database, Queryable, Row } from './types.js';
 
 const asString = (x: string) => x;
 

@@ -3,7 +3,7 @@
 // Node only: deployed functions never run DDL (SPEC §4b), they call checkSchema.
 import { fileURLToPath } from 'node:url';
 import { readMigrationFiles } from 'drizzle-orm/migrator';
-import type { Database } from './client.js';
+import type { Database } from './types.js';
 
 export const MIGRATIONS_FOLDER = fileURLToPath(new URL('../../drizzle', import.meta.url));
 const MIGRATE_LOCK = 0x51ee_0001;

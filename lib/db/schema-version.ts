@@ -1,6 +1,6 @@
 // Deployed functions check, never apply, the schema: the deploy migrates (SPEC §4b).
 import journal from '../../drizzle/meta/_journal.json' with { type: 'json' };
-import type { Queryable } from './client.js';
+import type { Queryable } from './types.js';
 
 export const EXPECTED_MIGRATION = Math.max(...journal.entries.map((e) => e.when));
 

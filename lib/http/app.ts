@@ -3,7 +3,7 @@ import { Hono } from 'hono';
 import { cors } from 'hono/cors';
 import { HTTPException } from 'hono/http-exception';
 import type { Config } from '../config.js';
-import type { Database } from '../db/client.js';
+import type { Database } from '../db/types.js';
 import { QueenError, sqlState } from '../errors.js';
 import type { BrokerEnv, Principal, QueenFunction } from './context.js';
 import { DEFAULT_TENANT } from './context.js';

@@ -1,7 +1,7 @@
 // What every route sees: the database, the configuration and who is calling.
 import type { Hono, MiddlewareHandler } from 'hono';
 import type { Config } from '../config.js';
-import type { Database } from '../db/client.js';
+import type { Database } from '../db/types.js';
 import { QueenError } from '../errors.js';
 
 export type Role = 'read-only' | 'read-write' | 'admin';

@@ -1,6 +1,6 @@
 // Drives the broker through its HTTP routes for the admin and retention suites.
 import type { Config } from '../../lib/config.js';
-import type { Database } from '../../lib/db/client.js';
+import type { Database } from '../../lib/db/types.js';
 import type { Principal } from '../../lib/http/context.js';
 import { testApp } from '../support/app.js';
 

@@ -1,6 +1,7 @@
 // Driver conformance: PGlite, node-postgres and the Neon driver hand the broker the same shapes.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { connect, type Database, type DriverName } from '../../lib/db/client.js';
+import { connect } from '../../lib/db/client.js';
+import type { Database, DriverName } from '../../lib/db/types.js';
 import { startWsProxy, type WsProxy } from '../../scripts/ws-proxy.js';
 import { freshDatabase, type TestDatabase } from '../support/db.js';
 import { testMode } from '../support/mode.js';

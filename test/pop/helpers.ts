@@ -1,5 +1,5 @@
 // Shared by the pop and ack suites: drive the broker over HTTP and peek at cursor rows.
-import type { Database } from '../../lib/db/client.js';
+import type { Database } from '../../lib/db/types.js';
 import { testApp, type TestAppOptions } from '../support/app.js';
 
 export type Call = ReturnType<typeof testApp>['call'];

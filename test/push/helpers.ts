@@ -1,7 +1,7 @@
 // Reads back what a push stored, through the codec, so tests check bytes rather than our own answers.
 import { bytesToUuid } from '../../lib/codec/frame.js';
 import { decodeSegment } from '../../lib/codec/segment.js';
-import type { Queryable } from '../../lib/db/client.js';
+import type { Queryable } from '../../lib/db/types.js';
 
 export interface StoredMessage {
   partitionId: string;

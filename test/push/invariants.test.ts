@@ -2,7 +2,7 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { pushItems } from '../../lib/broker/push.js';
-import { parsePushItems } from '../../lib/broker/push-items.js';
+import { parsePushItems } from '../../lib/http/requests/push.js';
 import { readConfig } from '../../lib/config.js';
 import { testApp } from '../support/app.js';
 import { freshDatabase, type TestDatabase } from '../support/db.js';

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { pushItems } from '../../lib/broker/push.js';
-import { parsePushItems } from '../../lib/broker/push-items.js';
+import { parsePushItems } from '../../lib/http/requests/push.js';
 import { readConfig } from '../../lib/config.js';
 import { observe, type StatementLog } from '../../lib/db/client.js';
 import { testApp } from '../support/app.js';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { QueenError } from '../../lib/errors.js';
-import { parseJsonRaw, RawJson, type JsonPath } from '../../lib/http/raw-json.js';
+import { parseJsonRaw, RawJson, type JsonPath } from '../../lib/http/requests/raw-json.js';
 
 const items = (path: JsonPath) => path.length === 2 && path[0] === 'items';
 const parse = (text: string) => parseJsonRaw(text, { member: 'payload', where: items });

@@ -2,7 +2,8 @@
 // against the real PostgreSQL, auth on as in a deployment.
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { connect, type Database } from '../../lib/db/client.js';
+import { connect } from '../../lib/db/client.js';
+import type { Database } from '../../lib/db/types.js';
 import { EXPECTED_MIGRATION } from '../../lib/db/schema-version.js';
 import { createLambdaHandler } from '../../lib/http/runtime/lambda.js';
 import push from '../../functions/push.js';

@@ -1,6 +1,6 @@
 // A secured app (HS256) with one admin token per tenant.
 import type { Config } from '../../lib/config.js';
-import type { Database } from '../../lib/db/client.js';
+import type { Database } from '../../lib/db/types.js';
 import { authenticate } from '../../lib/http/auth.js';
 import { testApp } from '../support/app.js';
 import { bearer, hs256, jwtConfig, SECRET } from '../auth/tokens.js';

@@ -1,7 +1,7 @@
 // The whole broker as one Hono app over a test database, driven with real HTTP requests.
 import { allFunctions } from '../../functions/index.js';
 import { readConfig, type Config } from '../../lib/config.js';
-import type { Database } from '../../lib/db/client.js';
+import type { Database } from '../../lib/db/types.js';
 import { buildApp, type AppOptions } from '../../lib/http/app.js';
 
 export interface TestAppOptions {

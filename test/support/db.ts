@@ -1,7 +1,8 @@
 // A fresh, migrated database for one test file, on whichever backend the suite runs.
 import { readFile } from 'node:fs/promises';
 import { inject } from 'vitest';
-import { connect, type Database, type DriverName } from '../../lib/db/client.js';
+import { connect } from '../../lib/db/client.js';
+import type { Database, DriverName } from '../../lib/db/types.js';
 import { adminUrl, databaseUrl, testMode } from './mode.js';
 
 export interface TestDatabase extends Database {

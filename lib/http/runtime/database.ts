@@ -1,6 +1,7 @@
 // The database of a deployed function: node-postgres or the Neon driver, never PGlite, imported
 // directly (not through connect()) so the function bundles leave the embedded database out.
-import { chooseDriver, type Database, type DriverName } from '../../db/client.js';
+import { chooseDriver } from '../../db/client.js';
+import type { Database, DriverName } from '../../db/types.js';
 import { appliedMigration, EXPECTED_MIGRATION } from '../../db/schema-version.js';
 import { QueenError } from '../../errors.js';
 

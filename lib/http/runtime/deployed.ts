@@ -2,7 +2,7 @@
 // environment (process.env on Lambda, bindings on workerd).
 import type { Hono } from 'hono';
 import { readConfig, type Env } from '../../config.js';
-import type { Database } from '../../db/client.js';
+import type { Database } from '../../db/types.js';
 import { buildApp } from '../app.js';
 import { authenticate } from '../auth.js';
 import type { BrokerEnv, QueenFunction } from '../context.js';

@@ -3,7 +3,7 @@
 // at a time and reuses its connection across warm invocations.
 import { handle } from 'hono/aws-lambda';
 import type { Env } from '../../config.js';
-import type { Database } from '../../db/client.js';
+import type { Database } from '../../db/types.js';
 import type { QueenFunction } from '../context.js';
 import { connectDeployed, schemaGuard } from './database.js';
 import { buildDeployedApp } from './deployed.js';

@@ -2,7 +2,7 @@
 // object created by another request, so each request opens its own Neon pool and ends it after
 // the response through ctx.waitUntil (FACTS.md: a module-scope pool breaks on request two).
 import type { Env } from '../../config.js';
-import type { Database } from '../../db/client.js';
+import type { Database } from '../../db/types.js';
 import type { QueenFunction } from '../context.js';
 import { connectDeployed, schemaGuard } from './database.js';
 import { buildDeployedApp } from './deployed.js';

@@ -1,31 +1,12 @@
 // Pop query parameters (SPEC §3.2): every value checked before anything is read or leased.
+import type { Context } from 'hono';
 import * as v from 'valibot';
-import { badRequest } from '../errors.js';
-import { nameSchema, QUEUE_MODE_GROUP } from '../http/names.js';
-import { validate } from '../http/body.js';
-
-export type SubscriptionMode = 'all' | 'new' | 'from';
-
-export interface PopRequest {
-  /** Null for a discovery pop (namespace/task). */
-  queue: string | null;
-  /** Null for a wildcard or discovery pop. */
-  partition: string | null;
-  namespace: string | null;
-  task: string | null;
-  group: string;
-  batch: number;
-  partitions: number;
-  wait: boolean;
-  timeoutMs: number;
-  autoAck: boolean;
-  mode: SubscriptionMode;
-  from: Date | null;
-}
-
-export const MAX_POP_BATCH = 10_000;
-export const MAX_POP_PARTITIONS = 1_000;
-const DEFAULT_TIMEOUT_MS = 30_000;
+import { DEFAULT_POP_TIMEOUT_MS, MAX_POP_BATCH, MAX_POP_PARTITIONS, MAX_POP_TIMEOUT_MS } from '../../broker/limits.js';
+import { nameSchema, QUEUE_MODE_GROUP } from '../../broker/names.js';
+import type { PopRequest, SubscriptionMode } from '../../broker/pop.js';
+import { badRequest } from '../../errors.js';
+import type { BrokerEnv } from '../context.js';
+import { validate } from './body.js';
 
 const MODES: Record<string, 'all' | 'new'> = {
   all: 'all',
@@ -37,6 +18,8 @@ const MODES: Record<string, 'all' | 'new'> = {
 };
 
 type Query = Record<string, string | undefined>;
+
+export const readPopRequest = (c: Context<BrokerEnv>): PopRequest => parsePopRequest(c.req.param(), c.req.query());
 
 export function parsePopRequest(route: { queue?: string; partition?: string }, query: Query): PopRequest {
   const queue = route.queue === undefined ? null : validate(nameSchema('queue'), route.queue);
@@ -58,7 +41,7 @@ export function parsePopRequest(route: { queue?: string; partition?: string }, q
     batch: integer(query, 'batch', 1, 1, MAX_POP_BATCH),
     partitions: partition === null ? integer(query, 'partitions', 1, 1, MAX_POP_PARTITIONS) : 1,
     wait: boolean(query, 'wait'),
-    timeoutMs: integer(query, 'timeout', DEFAULT_TIMEOUT_MS, 0, 24 * 3600 * 1000),
+    timeoutMs: integer(query, 'timeout', DEFAULT_POP_TIMEOUT_MS, 0, MAX_POP_TIMEOUT_MS),
     autoAck: boolean(query, 'autoAck'),
     mode,
     from,

@@ -2,7 +2,7 @@
 // Push stores each payload byte for byte as the client sent it (SPEC §1), which JSON.parse cannot
 // give back: 2^53+1 rounds, 1.0 becomes 1, whitespace is lost. One pass validates the whole body,
 // builds the envelope and, for a captured member, only checks its grammar and slices its span.
-import { badRequest } from '../errors.js';
+import { badRequest } from '../../errors.js';
 
 /** A JSON value kept as the exact text the client sent. */
 export class RawJson {

@@ -1,0 +1,13 @@
+// SPEC §1 and §3: the ranges a request must stay within, and what an absent value means.
+export const INT4_MAX = 2_147_483_647;
+
+export const MAX_POP_BATCH = 10_000;
+export const MAX_POP_PARTITIONS = 1_000;
+export const DEFAULT_POP_TIMEOUT_MS = 30_000;
+export const MAX_POP_TIMEOUT_MS = 24 * 3600 * 1000;
+
+export const DEFAULT_EXTEND_SECONDS = 60;
+export const MAX_EXTEND_SECONDS = 7 * 24 * 3600;
+
+export const DEFAULT_DLQ_PAGE = 100;
+export const MAX_DLQ_PAGE = 1000;

@@ -1,0 +1,81 @@
+// Configure (SPEC §3.6), queue resources and consumer groups (§3.7), seek included: route
+// parameters, query filters and bodies, checked against the option and name rules of the broker.
+import type { Context } from 'hono';
+import * as v from 'valibot';
+import { OPTION_NAMES, OPTION_SCHEMAS, type ConfigureRequest, type OptionName, type QueueOptions } from '../../broker/configure.js';
+import { DEFAULT_PARTITION, nameSchema } from '../../broker/names.js';
+import type { SeekTarget } from '../../broker/seek.js';
+import { badRequest } from '../../errors.js';
+import type { BrokerEnv } from '../context.js';
+import { isObject, readJson, timestampSchema, validate } from './body.js';
+
+/** A name in the route, e.g. `:queue`; `what` names it in the error. */
+export const nameParam = (c: Context<BrokerEnv>, key: string, what: string): string =>
+  validate(nameSchema(what), c.req.param(key), 'invalid_name');
+
+/** An optional name filter in the query string; empty counts as absent. */
+export const nameQuery = (c: Context<BrokerEnv>, key: string): string | undefined => {
+  const raw = c.req.query(key);
+  return raw === undefined || raw === '' ? undefined : validate(nameSchema(key), raw, 'invalid_name');
+};
+
+const bodySchema = v.object({
+  queue: nameSchema('queue'),
+  namespace: v.optional(v.nullable(nameSchema('namespace'))),
+  task: v.optional(v.nullable(nameSchema('task'))),
+  options: v.optional(
+    v.nullable(v.record(v.string(), v.unknown(), 'options must be an object of option names to values')),
+  ),
+});
+
+export const readConfigureRequest = async (c: Context<BrokerEnv>): Promise<ConfigureRequest> => parseConfigureRequest(await readJson(c));
+
+/** Checks a configure body: names per SPEC §1, each option's type and range, no unknown option. */
+export function parseConfigureRequest(body: unknown): ConfigureRequest {
+  if (!isObject(body)) {
+    throw badRequest('invalid_request', 'Send a JSON object like {"queue":"orders","options":{"leaseTime":300}}.');
+  }
+  const parsed = validate(bodySchema, body);
+  const raw = parsed.options ?? {};
+  const unknown = Object.keys(raw).filter((k) => !(k in OPTION_SCHEMAS));
+  if (unknown.length > 0) {
+    throw badRequest(
+      'unknown_option',
+      `Unknown option${unknown.length > 1 ? 's' : ''} ${unknown.map((k) => `"${k}"`).join(', ')}; known options are ${OPTION_NAMES.join(', ')}.`,
+    );
+  }
+  const options: Partial<Record<OptionName, unknown>> = {};
+  for (const [key, value] of Object.entries(raw) as [OptionName, unknown][]) {
+    options[key] = validate(OPTION_SCHEMAS[key], value, 'invalid_option');
+  }
+  return { queue: parsed.queue, namespace: parsed.namespace ?? null, task: parsed.task ?? null, options: options as Partial<QueueOptions> };
+}
+
+const seekSchema = v.object({
+  toEnd: v.optional(v.boolean('toEnd must be true or false')),
+  timestamp: v.optional(timestampSchema('timestamp')),
+  offset: v.optional(
+    v.pipe(v.number('offset must be a number'), v.safeInteger('offset must be a whole number'), v.minValue(0, 'offset must be at least 0')),
+  ),
+  partition: v.optional(nameSchema('partition')),
+});
+
+const ONE_OF = 'Send exactly one of {"toEnd":true}, {"timestamp":"<ISO 8601>"} or {"offset":N,"partition":"<name>"}.';
+
+/** POST /consumer-groups/:group/queues/:queue/seek. */
+export async function readSeekRequest(c: Context<BrokerEnv>): Promise<{ group: string; queue: string; target: SeekTarget }> {
+  const group = nameParam(c, 'group', 'consumer group');
+  const queue = nameParam(c, 'queue', 'queue');
+  return { group, queue, target: parseSeekTarget(await readJson(c)) };
+}
+
+export function parseSeekTarget(body: unknown): SeekTarget {
+  if (!isObject(body)) throw badRequest('invalid_seek', ONE_OF);
+  const { toEnd, timestamp, offset, partition } = validate(seekSchema, body, 'invalid_seek');
+  const chosen = [toEnd === true, timestamp !== undefined, offset !== undefined].filter(Boolean).length;
+  if (chosen !== 1) throw badRequest('invalid_seek', ONE_OF);
+  if (partition !== undefined && offset === undefined) throw badRequest('invalid_seek', `partition only goes with offset. ${ONE_OF}`);
+  if (toEnd) return { kind: 'end' };
+  if (timestamp !== undefined) return { kind: 'timestamp', timestamp };
+  return { kind: 'offset', offset: offset!, partition: partition ?? DEFAULT_PARTITION };
+}

@@ -1,6 +1,6 @@
 // DLQ listing, message detail, retry and delete (SPEC §3.8).
 import type { Context } from 'hono';
-import { deleteDlq, listDlq, retryDlq } from '../lib/broker/dlq.js';
+import { deleteDlq, listDlq, retryDlq } from '../lib/broker/dead-letter.js';
 import { getMessage } from '../lib/broker/messages.js';
 import { defineFunction, requireRole, type BrokerEnv } from '../lib/http/context.js';
 import { readDlqAddress, readDlqQuery, readMessageAddress, readRetryAddress } from '../lib/http/requests/dlq.js';

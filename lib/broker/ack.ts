@@ -4,11 +4,11 @@
 //   - a dead-letter move: the frame is decoded and handed to the second call, which recomputes
 //     the ack under the cursor lock and writes the DLQ row and the cursor move together, or asks
 //     again if the cursor moved in between. Nothing is locked across the two calls.
-import { decodeSegment } from '../codec/segment.js';
 import { xxh3_128 } from '../codec/xxh3.js';
 import { ensureZstd } from '../codec/zstd.js';
 import type { Queryable } from '../db/types.js';
 import { addFrame, frameParams, type DeadFrame } from './dead-letter.js';
+import { decodeSegmentRow, type SegmentRow } from './segments.js';
 
 export type AckStatus = 'completed' | 'failed' | 'retry' | 'dlq';
 
@@ -127,8 +127,7 @@ async function callAck(
 // The hash was purged with the sidecar: find the lowest matching offset in the segments the
 // function sent; an id found nowhere becomes "Message not found" (null hash, null offset).
 function resolvePurged(items: readonly AckItem[], todo: number[], need: AckRow, offsets: (number | null)[]): string {
-  const base = Number(need.base_offset);
-  const decoded = decodeSegment(need.blob!, base, Number(need.need_from), Number(need.need_to), Number(need.end_offset) - base + 1);
+  const decoded = decodeSegmentRow(need as SegmentRow, Number(need.need_from), Number(need.need_to));
   for (const i of todo) {
     const item = items[i]!;
     if (item.partitionId !== need.need_partition || offsets[i] !== null) continue;

@@ -1,10 +1,21 @@
-// The dead-letter write on ack. queen.ack cannot read a frame (SQL never decompresses), so when a
-// group's outcome is a DLQ move it answers with the segment holding that offset; the frame is
-// decoded here and handed to the second queen.ack call, which recomputes the ack under the cursor
-// lock and inserts the log_dlq row and moves the cursor in the same statement, or asks again if
-// the cursor moved in between. Nothing is locked while the broker decodes.
+// The dead-letter queue (SPEC §3.8): the copy of a frame that ack writes, and listing with filters
+// and pagination, retry (re-push under a fresh transactionId and drop the rows, in one
+// transaction) and delete of those copies.
+//
+// The write on ack: queen.ack cannot read a frame (SQL never decompresses), so when a group's
+// outcome is a DLQ move it answers with the segment holding that offset; the frame is decoded
+// here and handed to the second queen.ack call, which recomputes the ack under the cursor lock
+// and inserts the log_dlq row and moves the cursor in the same statement, or asks again if the
+// cursor moved in between. Nothing is locked while the broker decodes.
+import { v7 as uuidv7 } from 'uuid';
 import { bytesToUuid } from '../codec/frame.js';
-import { decodeSegment, type DecodedMessage } from '../codec/segment.js';
+import type { DecodedMessage } from '../codec/segment.js';
+import type { Config } from '../config.js';
+import type { Database, Queryable } from '../db/types.js';
+import { notFound } from '../errors.js';
+import { decryptPayload, requireEncryptionKey } from './encryption.js';
+import { pushItems, type PushContext } from './push.js';
+import { decodeSegmentRow, type SegmentRow } from './segments.js';
 
 export interface DeadFrame {
   partitionId: string;
@@ -25,8 +36,7 @@ export interface FrameNeed {
 
 export function addFrame(frames: Map<string, DeadFrame>, need: FrameNeed): void {
   const offset = Number(need.need_from);
-  const base = Number(need.base_offset);
-  const [message] = decodeSegment(need.blob!, base, offset, offset, Number(need.end_offset) - base + 1);
+  const [message] = decodeSegmentRow(need as SegmentRow, offset, offset);
   frames.set(`${need.need_partition}:${offset}`, {
     partitionId: need.need_partition!,
     offset,
@@ -48,4 +58,147 @@ export function frameParams(frames: readonly DeadFrame[]): unknown[] {
     frames.map((f) => f.message.encrypted),
     frames.map((f) => f.createdAt),
   ];
+}
+
+const decoder = new TextDecoder();
+
+// DLQ and message payloads leave as the raw JSON text the producer sent (SPEC §1), decrypted when
+// stored encrypted, and are spliced into the response text rather than re-serialised.
+export async function payloadText(payload: Uint8Array, encrypted: boolean, config: Pick<Config, 'encryptionKey'>, queue: string): Promise<string> {
+  const plain = encrypted ? await decryptPayload(await requireEncryptionKey(config, queue), payload) : payload;
+  return decoder.decode(plain);
+}
+
+/** JSON text of `fields` with `data` set to `raw` verbatim. */
+export function withRawData(fields: Record<string, unknown>, raw: string): string {
+  const rest = JSON.stringify(fields);
+  return `{"data":${raw}${rest === '{}' ? '}' : `,${rest.slice(1)}`}`;
+}
+
+export interface DlqFilter {
+  queue?: string;
+  consumerGroup?: string;
+  partition?: string;
+  from?: string;
+  to?: string;
+  limit: number;
+  offset: number;
+}
+
+type DlqRow = {
+  partition_id: string;
+  consumer_group: string;
+  msg_offset: string;
+  message_id: string;
+  transaction_id: string;
+  trace_id: string | null;
+  producer_sub: string | null;
+  payload: Uint8Array;
+  encrypted: boolean;
+  error_message: string | null;
+  retry_count: number;
+  created_at: Date;
+  failed_at: Date;
+  partition: string;
+  queue: string;
+  total?: string;
+};
+
+const DLQ_COLUMNS = `d.partition_id, d.consumer_group, d.msg_offset, d.message_id, d.transaction_id, d.trace_id,
+  d.producer_sub, d.payload, d.encrypted, d.error_message, d.retry_count, d.created_at, d.failed_at`;
+
+const FILTERED = `FROM queen.log_dlq d
+  JOIN queen.log_partitions p ON p.id = d.partition_id
+  JOIN queen.queues q ON q.id = p.queue_id
+ WHERE q.tenant_id = $1
+   AND ($2::text IS NULL OR q.name = $2)
+   AND ($3::text IS NULL OR d.consumer_group = $3)
+   AND ($4::text IS NULL OR p.name = $4)
+   AND ($5::timestamptz IS NULL OR d.failed_at >= $5)
+   AND ($6::timestamptz IS NULL OR d.failed_at <= $6)`;
+
+/** Newest failure first; `total` counts every row the filters match. Returns the response JSON text. */
+export async function listDlq(db: Queryable, tenant: string, f: DlqFilter, config: PushContext['config']): Promise<string> {
+  const params = [tenant, f.queue ?? null, f.consumerGroup ?? null, f.partition ?? null, f.from ?? null, f.to ?? null];
+  const rows = await db.query<DlqRow>(
+    `SELECT ${DLQ_COLUMNS}, p.name AS partition, q.name AS queue, count(*) OVER () AS total ${FILTERED}
+      ORDER BY d.failed_at DESC, d.partition_id, d.msg_offset DESC, d.consumer_group
+      LIMIT $7 OFFSET $8`,
+    [...params, f.limit, f.offset],
+  );
+  let total = rows.length > 0 ? Number(rows[0]!.total) : 0;
+  if (rows.length === 0 && f.offset > 0) {
+    const [row] = await db.query<{ n: string }>(`SELECT count(*) AS n ${FILTERED}`, params);
+    total = Number(row!.n);
+  }
+  const messages: string[] = [];
+  for (const r of rows) {
+    messages.push(
+      withRawData(
+        {
+          id: r.message_id,
+          transactionId: r.transaction_id,
+          partitionId: r.partition_id,
+          queue: r.queue,
+          partition: r.partition,
+          consumerGroup: r.consumer_group,
+          offset: Number(r.msg_offset),
+          errorMessage: r.error_message,
+          retryCount: r.retry_count,
+          traceId: r.trace_id,
+          producerSub: r.producer_sub,
+          createdAt: r.created_at.toISOString(),
+          failedAt: r.failed_at.toISOString(),
+        },
+        await payloadText(r.payload, r.encrypted, config, r.queue),
+      ),
+    );
+  }
+  return `{"messages":[${messages.join(',')}],"total":${total},"pagination":${JSON.stringify({ limit: f.limit, offset: f.offset })}}`;
+}
+
+export interface DlqAddress {
+  partitionId: string;
+  transactionId: string;
+  /** Only this group's row; all groups' rows when absent. */
+  consumerGroup?: string;
+}
+
+const DELETE_SQL = `DELETE FROM queen.log_dlq d
+  USING queen.log_partitions p, queen.queues q
+  WHERE d.partition_id = $2 AND d.transaction_id = $3 AND ($4::text IS NULL OR d.consumer_group = $4)
+    AND p.id = d.partition_id AND q.id = p.queue_id AND q.tenant_id = $1
+  RETURNING ${DLQ_COLUMNS}, p.name AS partition, q.name AS queue`;
+
+const deleteParams = (tenant: string, a: DlqAddress) => [tenant, a.partitionId, a.transactionId, a.consumerGroup ?? null];
+
+const notInDlq = (a: DlqAddress) =>
+  notFound(
+    'dlq_message_not_found',
+    `No dead-lettered message with transactionId "${a.transactionId}" in partition ${a.partitionId}${a.consumerGroup ? ` for group "${a.consumerGroup}"` : ''}; list them with GET /api/v1/dlq.`,
+  );
+
+/**
+ * Re-pushes the dead-lettered payload once to its queue and partition under a fresh
+ * transactionId and deletes the DLQ rows, in one transaction: the delete runs first, so a
+ * concurrent retry of the same rows waits for it and then finds nothing.
+ */
+export async function retryDlq(db: Database, ctx: PushContext, a: DlqAddress) {
+  return db.transaction(async (tx) => {
+    const rows = await tx.query<DlqRow>(DELETE_SQL, deleteParams(ctx.tenant, a));
+    if (rows.length === 0) throw notInDlq(a);
+    const newest = rows.reduce((x, y) => (y.failed_at > x.failed_at ? y : x));
+    const text = await payloadText(newest.payload, newest.encrypted, ctx.config, newest.queue);
+    const transactionId = uuidv7();
+    const [pushed] = await pushItems(tx, ctx, [
+      { queue: newest.queue, partition: newest.partition, payload: new TextEncoder().encode(text), transactionId, traceId: newest.trace_id },
+    ]);
+    return { success: true as const, transactionId, messageId: pushed!.message_id, offset: pushed!.offset, partitionId: pushed!.partition_id, removed: rows.length };
+  });
+}
+
+export async function deleteDlq(db: Queryable, tenant: string, a: DlqAddress) {
+  const rows = await db.query<DlqRow>(DELETE_SQL, deleteParams(tenant, a));
+  if (rows.length === 0) throw notInDlq(a);
+  return { deleted: true as const, partitionId: a.partitionId, transactionId: a.transactionId, removed: rows.length };
 }

@@ -3,12 +3,12 @@
 // push migration), else through the DLQ copy; a dead-lettered message whose segment retention
 // deleted is answered from that copy.
 import { bytesToUuid } from '../codec/frame.js';
-import { decodeSegment } from '../codec/segment.js';
 import { xxh3_128 } from '../codec/xxh3.js';
 import type { Config } from '../config.js';
 import type { Queryable } from '../db/types.js';
 import { notFound } from '../errors.js';
-import { payloadText, withRawData } from './dlq-payload.js';
+import { payloadText, withRawData } from './dead-letter.js';
+import { decodeSegmentRow, type SegmentRow } from './segments.js';
 
 export type GroupStatus = 'pending' | 'leased' | 'completed' | 'dead_letter';
 
@@ -80,8 +80,7 @@ export async function getMessage(db: Queryable, tenant: string, partitionId: str
   const offset = Number(row.msg_offset);
   const common = { partitionId, partition: row.partition, queue: row.queue, offset, consumerGroups: row.groups ?? [] };
   if (row.blob !== null) {
-    const base = Number(row.base_offset);
-    const [m] = decodeSegment(row.blob, base, offset, offset, Number(row.end_offset) - base + 1);
+    const [m] = decodeSegmentRow(row as SegmentRow, offset, offset);
     if (m && m.transactionId === transactionId) {
       return withRawData(
         {

@@ -3,11 +3,11 @@
 // decompresses) and builds the response text with each payload spliced in verbatim.
 import { v7 as uuidv7 } from 'uuid';
 import { bytesToUuid } from '../codec/frame.js';
-import { decodeSegment } from '../codec/segment.js';
 import { ensureZstd } from '../codec/zstd.js';
 import type { Config } from '../config.js';
 import type { Database, Queryable } from '../db/types.js';
 import { decryptPayload, requireEncryptionKey } from './encryption.js';
+import { decodeSegmentRow } from './segments.js';
 
 export type SubscriptionMode = 'all' | 'new' | 'from';
 
@@ -166,9 +166,7 @@ async function renderMessages(claims: Claim[], req: PopRequest, leaseId: string,
       `"leaseId":${json(leaseId)},"consumerGroup":${json(req.group)},`;
     for (const seg of claim.segments) {
       if (truncated) break;
-      const base = Number(seg.base_offset);
-      const count = Number(seg.end_offset) - base + 1;
-      for (const m of decodeSegment(seg.blob, base, claim.from, claim.batchEnd, count)) {
+      for (const m of decodeSegmentRow(seg, claim.from, claim.batchEnd)) {
         let payload = m.payload;
         if (m.encrypted) payload = await decryptPayload(await requireEncryptionKey(config, claim.queue), payload);
         const data = decoder.decode(payload);

@@ -1,6 +1,6 @@
 // Reads back what a push stored, through the codec, so tests check bytes rather than our own answers.
 import { bytesToUuid } from '../../lib/codec/frame.js';
-import { decodeSegment } from '../../lib/codec/segment.js';
+import { decodeSegmentRow } from '../../lib/broker/segments.js';
 import type { Queryable } from '../../lib/db/types.js';
 
 export interface StoredMessage {
@@ -24,8 +24,7 @@ export async function storedMessages(db: Queryable, where = 'TRUE', params: unkn
   );
   return rows.flatMap((r) => {
     const base = Number(r.base_offset);
-    const end = Number(r.end_offset);
-    return decodeSegment(r.blob, base, base, end, end - base + 1).map((m) => ({
+    return decodeSegmentRow(r, base, Number(r.end_offset)).map((m) => ({
       partitionId: r.partition_id,
       offset: m.offset,
       baseOffset: base,

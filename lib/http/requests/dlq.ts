@@ -2,7 +2,7 @@
 // (partitionId, transactionId) address of one message with an optional consumer group.
 import type { Context } from 'hono';
 import * as v from 'valibot';
-import type { DlqAddress, DlqFilter } from '../../broker/dlq.js';
+import type { DlqAddress, DlqFilter } from '../../broker/dead-letter.js';
 import { DEFAULT_DLQ_PAGE, MAX_DLQ_PAGE } from '../../broker/limits.js';
 import { nameSchema, transactionIdSchema } from '../../broker/names.js';
 import { badRequest } from '../../errors.js';

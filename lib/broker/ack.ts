@@ -4,11 +4,13 @@
 //   - a dead-letter move: the frame is decoded and handed to the second call, which recomputes
 //     the ack under the cursor lock and writes the DLQ row and the cursor move together, or asks
 //     again if the cursor moved in between. Nothing is locked across the two calls.
+// The rows queen.ack answers with are AckRow (lib/db/rows.ts).
 import { xxh3_128 } from '../codec/xxh3.js';
 import { ensureZstd } from '../codec/zstd.js';
+import type { AckNeedRow, AckResultRow, AckRow } from '../db/rows.js';
 import type { Queryable } from '../db/types.js';
 import { addFrame, frameParams, type DeadFrame } from './dead-letter.js';
-import { decodeSegmentRow, type SegmentRow } from './segments.js';
+import { decodeSegmentRow } from './segments.js';
 
 export type AckStatus = 'completed' | 'failed' | 'retry' | 'dlq';
 
@@ -43,27 +45,6 @@ export interface AckResult {
   offset: number | null;
 }
 
-type AckRow = {
-  idx: number | null;
-  success: boolean | null;
-  error: string | null;
-  queue_name: string | null;
-  partition_name: string | null;
-  lease_released: boolean | null;
-  dlq: boolean | null;
-  skipped: boolean | null;
-  committed: boolean | null;
-  msg_offset: string | null;
-  need: 'decode' | 'frame' | null;
-  need_partition: string | null;
-  need_from: string | null;
-  need_to: string | null;
-  base_offset: string | null;
-  end_offset: string | null;
-  created_at: Date | null;
-  blob: Uint8Array | null;
-};
-
 const ACK_SQL = 'SELECT * FROM queen.ack($1, $2, $3, $4, $5, $6, $7, $8, $9)';
 const ACK_FRAMES_SQL =
   'SELECT * FROM queen.ack($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)';
@@ -80,10 +61,10 @@ export async function ackMessages(db: Queryable, ctx: AckContext, items: readonl
   for (let round = 0; todo.length > 0; round++) {
     if (round === MAX_ROUNDS) throw new Error(`ack did not settle after ${MAX_ROUNDS} rounds (cursor moving concurrently)`);
     const rows = await callAck(db, ctx, items, todo, hashes, offsets, [...frames.values()]);
-    const needs: AckRow[] = [];
+    const needs: AckNeedRow[] = [];
     for (const row of rows) {
-      if (row.need) needs.push(row);
-      else results[row.idx!] = toResult(items[row.idx!]!, row);
+      if (row.need === null) results[row.idx] = toResult(items[row.idx]!, row);
+      else needs.push(row);
     }
     todo = todo.filter((i) => results[i] === undefined);
     if (needs.length > 0) await ensureZstd();
@@ -126,20 +107,20 @@ async function callAck(
 
 // The hash was purged with the sidecar: find the lowest matching offset in the segments the
 // function sent; an id found nowhere becomes "Message not found" (null hash, null offset).
-function resolvePurged(items: readonly AckItem[], todo: number[], need: AckRow, offsets: (number | null)[]): string {
-  const decoded = decodeSegmentRow(need as SegmentRow, Number(need.need_from), Number(need.need_to));
+function resolvePurged(items: readonly AckItem[], todo: number[], need: AckNeedRow, offsets: (number | null)[]): string {
+  const decoded = decodeSegmentRow(need, Number(need.need_from), Number(need.need_to));
   for (const i of todo) {
     const item = items[i]!;
     if (item.partitionId !== need.need_partition || offsets[i] !== null) continue;
     const hit = decoded.find((m) => m.transactionId === item.transactionId);
     if (hit) offsets[i] = hit.offset;
   }
-  return need.need_partition!;
+  return need.need_partition;
 }
 
-function toResult(item: AckItem, row: AckRow): AckResult {
+function toResult(item: AckItem, row: AckResultRow): AckResult {
   const result: AckResult = {
-    index: row.idx!,
+    index: row.idx,
     transactionId: item.transactionId,
     success: row.success === true,
     error: row.error,

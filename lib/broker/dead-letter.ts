@@ -11,11 +11,12 @@ import { v7 as uuidv7 } from 'uuid';
 import { bytesToUuid } from '../codec/frame.js';
 import type { DecodedMessage } from '../codec/segment.js';
 import type { Config } from '../config.js';
+import type { AckNeedRow } from '../db/rows.js';
 import type { Database, Queryable } from '../db/types.js';
 import { notFound } from '../errors.js';
 import { decryptPayload, requireEncryptionKey } from './encryption.js';
 import { pushItems, type PushContext } from './push.js';
-import { decodeSegmentRow, type SegmentRow } from './segments.js';
+import { decodeSegmentRow } from './segments.js';
 
 export interface DeadFrame {
   partitionId: string;
@@ -24,25 +25,11 @@ export interface DeadFrame {
   createdAt: Date;
 }
 
-/** A `need = 'frame'` row of queen.ack: the segment holding offset need_from. */
-export interface FrameNeed {
-  need_partition: string | null;
-  need_from: string | null;
-  base_offset: string | null;
-  end_offset: string | null;
-  created_at: Date | null;
-  blob: Uint8Array | null;
-}
-
-export function addFrame(frames: Map<string, DeadFrame>, need: FrameNeed): void {
+/** Decodes the frame a `need = 'frame'` row of queen.ack asks for (offset need_from of its segment). */
+export function addFrame(frames: Map<string, DeadFrame>, need: AckNeedRow): void {
   const offset = Number(need.need_from);
-  const [message] = decodeSegmentRow(need as SegmentRow, offset, offset);
-  frames.set(`${need.need_partition}:${offset}`, {
-    partitionId: need.need_partition!,
-    offset,
-    message: message!,
-    createdAt: need.created_at!,
-  });
+  const [message] = decodeSegmentRow(need, offset, offset);
+  frames.set(`${need.need_partition}:${offset}`, { partitionId: need.need_partition, offset, message: message!, createdAt: need.created_at });
 }
 
 /** queen.ack's f_* parameters: the frame exactly as stored, payload still encrypted if it was. */

@@ -5,21 +5,20 @@
 import { bytesToUuid } from '../codec/frame.js';
 import { xxh3_128 } from '../codec/xxh3.js';
 import type { Config } from '../config.js';
+import type { SegmentRow } from '../db/rows.js';
 import type { Queryable } from '../db/types.js';
 import { notFound } from '../errors.js';
 import { payloadText, withRawData } from './dead-letter.js';
-import { decodeSegmentRow, type SegmentRow } from './segments.js';
+import { decodeSegmentRow } from './segments.js';
 
 export type GroupStatus = 'pending' | 'leased' | 'completed' | 'dead_letter';
 
-type MessageRow = {
+// No segment columns when retention deleted the segment (the DLQ copy may remain).
+type MessageRow = (SegmentRow | { base_offset: null; end_offset: null; blob: null }) & {
   partition: string;
   queue: string;
   msg_offset: string | null;
-  base_offset: string | null;
-  end_offset: string | null;
   seg_created_at: Date | null;
-  blob: Uint8Array | null;
   groups: { consumerGroup: string; status: GroupStatus; committed: number | null }[] | null;
   dlq_message_id: string | null;
   dlq_trace_id: string | null;
@@ -80,7 +79,7 @@ export async function getMessage(db: Queryable, tenant: string, partitionId: str
   const offset = Number(row.msg_offset);
   const common = { partitionId, partition: row.partition, queue: row.queue, offset, consumerGroups: row.groups ?? [] };
   if (row.blob !== null) {
-    const [m] = decodeSegmentRow(row as SegmentRow, offset, offset);
+    const [m] = decodeSegmentRow(row, offset, offset);
     if (m && m.transactionId === transactionId) {
       return withRawData(
         {

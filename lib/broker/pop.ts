@@ -5,6 +5,7 @@ import { v7 as uuidv7 } from 'uuid';
 import { bytesToUuid } from '../codec/frame.js';
 import { ensureZstd } from '../codec/zstd.js';
 import type { Config } from '../config.js';
+import type { PopRow } from '../db/rows.js';
 import type { Database, Queryable } from '../db/types.js';
 import { decryptPayload, requireEncryptionKey } from './encryption.js';
 import { decodeSegmentRow } from './segments.js';
@@ -40,20 +41,6 @@ export interface PopResult {
   messageCount: number;
   leaseId: string;
 }
-
-type PopRow = {
-  claim: number;
-  queue_name: string;
-  partition_id: string;
-  partition_name: string;
-  from_offset: string;
-  batch_end: string;
-  attempt: number;
-  base_offset: string;
-  end_offset: string;
-  created_at: Date;
-  blob: Uint8Array;
-};
 
 interface Claim {
   queue: string;

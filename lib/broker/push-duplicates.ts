@@ -3,6 +3,7 @@
 // them costs no extra round trip; this runs only on the duplicate path.
 import { bytesToUuid } from '../codec/frame.js';
 import { decodeSegment } from '../codec/segment.js';
+import type { PushSegmentRow } from '../db/rows.js';
 
 export interface DuplicateRef {
   item: number;
@@ -11,14 +12,8 @@ export interface DuplicateRef {
   baseOffset: number;
 }
 
-interface SegmentRow {
-  partition_id: string | null;
-  base_offset: string | null;
-  blob: Uint8Array | null;
-}
-
 /** item index → original message id; items whose segment is gone (retention) or unreadable are absent. */
-export function readOriginalMessageIds(segments: readonly SegmentRow[], dups: readonly DuplicateRef[]): Map<number, string> {
+export function readOriginalMessageIds(segments: readonly PushSegmentRow[], dups: readonly DuplicateRef[]): Map<number, string> {
   const blobs = new Map<string, Uint8Array>();
   for (const s of segments) if (s.blob) blobs.set(`${s.partition_id}/${Number(s.base_offset)}`, s.blob);
   const bySegment = new Map<string, DuplicateRef[]>();

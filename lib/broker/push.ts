@@ -1,12 +1,14 @@
 // The push verb (SPEC §3.1): one segment + one sidecar row per (queue, partition) of a request,
 // written by one call of queen.push_segments. That call writes nothing when the request needs
 // fixing (duplicates to drop, payloads to encrypt); the broker fixes it and calls again, so a
-// request without duplicates costs exactly one statement and one with duplicates two.
+// request without duplicates costs exactly one statement and one with duplicates two. The rows it
+// answers with are PushRow (lib/db/rows.ts).
 import { v7 as uuidv7 } from 'uuid';
 import { bytesToUuid, uuidToBytes, type Frame } from '../codec/frame.js';
 import { encodeSegment } from '../codec/segment.js';
 import { hashTransactionIds } from '../codec/xxh3.js';
 import type { Config } from '../config.js';
+import type { PushRow, PushSegmentRow, PushWrittenRow } from '../db/rows.js';
 import type { Queryable } from '../db/types.js';
 import { encryptPayload, requireEncryptionKey } from './encryption.js';
 import { readOriginalMessageIds, type DuplicateRef } from './push-duplicates.js';
@@ -54,16 +56,6 @@ interface Group {
   collapsed: boolean;
   blob: Uint8Array | null;
 }
-
-type PushRow = {
-  kind: 'ok' | 'dup' | 'seg' | 'encrypt' | 'plain' | 'expand';
-  grp: number | null;
-  item: number | null;
-  partition_id: string | null;
-  msg_offset: string | null;
-  base_offset: string | null;
-  blob: Uint8Array | null;
-};
 
 const PUSH_SQL = 'SELECT * FROM queen.push_segments($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)';
 
@@ -143,12 +135,11 @@ export async function pushItems(q: Queryable, ctx: PushContext, items: readonly 
       probeGroups,
       probeItems,
     ]);
-    if (rows.every((r) => r.kind === 'ok')) {
+    if (rows.every(isWritten)) {
       if (rows.length !== live.length) throw new Error(`push_segments wrote ${rows.length} of ${live.length} segments`);
       for (const r of rows) {
-        const g = live[r.grp!]!;
         const base = Number(r.base_offset);
-        g.members.forEach((i, k) => (results[i] = result(i, 'queued', r.partition_id!, base + k, messageIds[i]!)));
+        live[r.grp]!.members.forEach((i, k) => (results[i] = result(i, 'queued', r.partition_id, base + k, messageIds[i]!)));
       }
       break;
     }
@@ -157,24 +148,25 @@ export async function pushItems(q: Queryable, ctx: PushContext, items: readonly 
     const dups: DuplicateRef[] = [];
     const dropped = new Set<number>();
     for (const r of rows) {
-      const g = r.grp === null ? null : live[r.grp]!;
       if (r.kind === 'dup') {
-        const i = g!.members[r.item!]!;
-        dups.push({ item: i, partitionId: r.partition_id!, offset: Number(r.msg_offset), baseOffset: Number(r.base_offset) });
+        const i = live[r.grp]!.members[r.item]!;
+        dups.push({ item: i, partitionId: r.partition_id, offset: Number(r.msg_offset), baseOffset: Number(r.base_offset) });
         dropped.add(i);
       } else if (r.kind === 'encrypt' || r.kind === 'plain') {
-        g!.encrypt = r.kind === 'encrypt';
-        if (g!.encrypt) encryptedQueues.add(cacheKey(ctx.tenant, g!.queue));
-        else encryptedQueues.delete(cacheKey(ctx.tenant, g!.queue));
-        g!.blob = null;
+        const g = live[r.grp]!;
+        g.encrypt = r.kind === 'encrypt';
+        if (g.encrypt) encryptedQueues.add(cacheKey(ctx.tenant, g.queue));
+        else encryptedQueues.delete(cacheKey(ctx.tenant, g.queue));
+        g.blob = null;
       } else if (r.kind === 'expand') {
-        g!.collapsed = false;
-        g!.members = g!.all.filter((i) => !results[i]);
-        g!.blob = null;
+        const g = live[r.grp]!;
+        g.collapsed = false;
+        g.members = g.all.filter((i) => !results[i]);
+        g.blob = null;
       }
     }
     if (dups.length > 0) {
-      const originals = readOriginalMessageIds(rows.filter((r) => r.kind === 'seg'), dups);
+      const originals = readOriginalMessageIds(rows.filter(isSegment), dups);
       for (const d of dups) results[d.item] = result(d.item, 'duplicate', d.partitionId, d.offset, originals.get(d.item) ?? null);
       for (const g of live) {
         if (!g.members.some((i) => dropped.has(i))) continue;
@@ -200,6 +192,9 @@ export async function pushItems(q: Queryable, ctx: PushContext, items: readonly 
   }
   return results as PushResult[];
 }
+
+const isWritten = (r: PushRow): r is PushWrittenRow => r.kind === 'ok';
+const isSegment = (r: PushRow): r is PushSegmentRow => r.kind === 'seg';
 
 function groupItems(tenant: string, items: readonly PushItem[], txnIds: readonly string[]): Group[] {
   const byName = new Map<string, Group>();

@@ -1,13 +1,7 @@
 // Reading a stored segment row: the row says which offsets its blob holds, so a blob with another
 // number of frames is corrupt rather than misread.
 import { decodeSegment, type DecodedMessage } from '../codec/segment.js';
-
-/** The columns of a log_segments row that decoding needs, as the driver returns them. */
-export interface SegmentRow {
-  base_offset: string;
-  end_offset: string;
-  blob: Uint8Array;
-}
+import type { SegmentRow } from '../db/rows.js';
 
 /** The messages of the segment with offsets in [from, to] (clamped to the segment). */
 export function decodeSegmentRow(row: SegmentRow, from: number, to: number): DecodedMessage[] {

@@ -16,14 +16,15 @@ export const badRequest = (code: string, message: string) => new QueenError(400,
 export const notFound = (code: string, message: string) => new QueenError(404, code, message);
 export const tooLarge = (code: string, message: string) => new QueenError(413, code, message);
 
-/** SQLSTATE codes the broker reacts to. */
+/** SQLSTATE codes we react to (PostgreSQL manual, appendix A). */
 export const SqlState = {
-  UNIQUE_VIOLATION: '23505',
-  SERIALIZATION_FAILURE: '40001',
+  /** Class 08, connection exception: a prefix, not one code. */
+  CONNECTION_EXCEPTION_CLASS: '08',
+  TOO_MANY_CONNECTIONS: '53300',
   DEADLOCK_DETECTED: '40P01',
-  UNDEFINED_TABLE: '42P01',
-  UNDEFINED_FUNCTION: '42883',
-  RAISE_EXCEPTION: 'P0001',
+  ADMIN_SHUTDOWN: '57P01',
+  CRASH_SHUTDOWN: '57P02',
+  CANNOT_CONNECT_NOW: '57P03',
 } as const;
 
 export function sqlState(err: unknown): string | undefined {

@@ -108,7 +108,7 @@ async function callAck(
 // The hash was purged with the sidecar: find the lowest matching offset in the segments the
 // function sent; an id found nowhere becomes "Message not found" (null hash, null offset).
 function resolvePurged(items: readonly AckItem[], todo: number[], need: AckNeedRow, offsets: (number | null)[]): string {
-  const decoded = decodeSegmentRow(need, Number(need.need_from), Number(need.need_to));
+  const decoded = decodeSegmentRow(need, Number(need.need_from), Number(need.need_to), need.need_partition);
   for (const i of todo) {
     const item = items[i]!;
     if (item.partitionId !== need.need_partition || offsets[i] !== null) continue;

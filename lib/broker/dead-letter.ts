@@ -28,7 +28,7 @@ export interface DeadFrame {
 /** Decodes the frame a `need = 'frame'` row of queen.ack asks for (offset need_from of its segment). */
 export function addFrame(frames: Map<string, DeadFrame>, need: AckNeedRow): void {
   const offset = Number(need.need_from);
-  const [message] = decodeSegmentRow(need, offset, offset);
+  const [message] = decodeSegmentRow(need, offset, offset, need.need_partition);
   frames.set(`${need.need_partition}:${offset}`, { partitionId: need.need_partition, offset, message: message!, createdAt: need.created_at });
 }
 

@@ -79,7 +79,7 @@ export async function getMessage(db: Queryable, tenant: string, partitionId: str
   const offset = Number(row.msg_offset);
   const common = { partitionId, partition: row.partition, queue: row.queue, offset, consumerGroups: row.groups ?? [] };
   if (row.blob !== null) {
-    const [m] = decodeSegmentRow(row, offset, offset);
+    const [m] = decodeSegmentRow(row, offset, offset, partitionId);
     if (m && m.transactionId === transactionId) {
       return withRawData(
         {

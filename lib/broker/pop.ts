@@ -153,7 +153,7 @@ async function renderMessages(claims: Claim[], req: PopRequest, leaseId: string,
       `"leaseId":${json(leaseId)},"consumerGroup":${json(req.group)},`;
     for (const seg of claim.segments) {
       if (truncated) break;
-      for (const m of decodeSegmentRow(seg, claim.from, claim.batchEnd)) {
+      for (const m of decodeSegmentRow(seg, claim.from, claim.batchEnd, claim.partitionId)) {
         let payload = m.payload;
         if (m.encrypted) payload = await decryptPayload(await requireEncryptionKey(config, claim.queue), payload);
         const data = decoder.decode(payload);

@@ -1,12 +1,12 @@
 // Builds one Hono app from route families: CORS, errors, /health, database and principal per request.
 import { Hono } from 'hono';
 import { cors } from 'hono/cors';
-import { HTTPException } from 'hono/http-exception';
 import type { Config } from '../config.js';
 import type { Database } from '../db/types.js';
-import { QueenError, sqlState } from '../errors.js';
+import { QueenError } from '../errors.js';
 import type { BrokerEnv, Principal, QueenFunction } from './context.js';
 import { DEFAULT_TENANT } from './context.js';
+import { errorResponse, type Log } from './errors.js';
 
 export const VERSION = '0.1.0';
 
@@ -16,7 +16,7 @@ export interface AppOptions {
   database: () => Database | Promise<Database>;
   /** Who is calling; the default (auth off) is an admin of the default tenant. */
   authenticate?: (req: Request, config: Config) => Promise<Principal>;
-  log?: (message: string, err?: unknown) => void;
+  log?: Log;
 }
 
 const anonymousAdmin: Principal = { tenant: DEFAULT_TENANT, sub: null, role: 'admin' };
@@ -53,22 +53,8 @@ export function buildApp(functions: QueenFunction[], options: AppOptions): Hono<
 
   app.notFound((c) => c.json({ error: `No route ${c.req.method} ${c.req.path}; see the README for the API.`, code: 'route_not_found' }, 404));
   app.onError((err, c) => {
-    if (err instanceof QueenError) return c.json({ error: err.message, code: err.code }, err.status);
-    if (err instanceof HTTPException) return c.json({ error: err.message, code: 'http_error' }, err.status);
-    if (isUnreachable(err)) {
-      log('database unreachable', err);
-      return c.json({ error: 'The database is unreachable; retry shortly.', code: 'database_unavailable' }, 503);
-    }
-    log(`unhandled error on ${c.req.method} ${c.req.path}`, err);
-    return c.json({ error: 'Internal error; it has been logged.', code: 'internal_error' }, 500);
+    const { status, body, headers } = errorResponse(err, `${c.req.method} ${c.req.path}`, log);
+    return c.json(body, status, headers);
   });
   return app;
-}
-
-const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ENOTFOUND', 'ETIMEDOUT', 'EPIPE']);
-
-function isUnreachable(err: unknown): boolean {
-  const code = sqlState(err);
-  if (code && (NETWORK_CODES.has(code) || code.startsWith('08') || code === '57P01' || code === '53300')) return true;
-  return /Connection terminated|connect ECONNREFUSED|WebSocket/i.test(String((err as Error)?.message ?? ''));
 }

@@ -24,7 +24,7 @@ export async function storedMessages(db: Queryable, where = 'TRUE', params: unkn
   );
   return rows.flatMap((r) => {
     const base = Number(r.base_offset);
-    return decodeSegmentRow(r, base, Number(r.end_offset)).map((m) => ({
+    return decodeSegmentRow(r, base, Number(r.end_offset), r.partition_id).map((m) => ({
       partitionId: r.partition_id,
       offset: m.offset,
       baseOffset: base,

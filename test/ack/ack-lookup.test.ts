@@ -2,34 +2,30 @@
 // repeated transactionIds resolving to the lowest offset inside the allowed range whichever way
 // queen.ack searches (exploding the range, position() for a few ids, the GIN index for many ids in
 // a long range).
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { observe, type StatementLog } from '../../lib/db/client.js';
-import { freshDatabase, type TestDatabase } from '../support/db.js';
-import { broker, configureQueue, cursor } from '../pop/helpers.js';
+import { testClient } from '../support/client.js';
+import { useDatabase } from '../support/db.js';
+import { configureQueue, cursor } from '../pop/helpers.js';
 
-let db: TestDatabase;
-let b: ReturnType<typeof broker>;
-beforeAll(async () => {
-  db = await freshDatabase();
-  b = broker(db);
-});
-afterAll(() => db.dispose());
+const db = useDatabase();
+const b = testClient(db);
 
-const committed = async (queue: string) => Number((await cursor(db, queue, 'p')).committed);
+const committed = async (queue: string) => Number((await cursor(db(), queue, 'p')).committed);
 
 describe('acking a large batch by transactionId', () => {
   it('acks a 10,000-message batch in one call: every item succeeds at its own offset and the cursor lands at the end', async () => {
-    for (let start = 0; start < 10_000; start += 100) await b.push('big', 'p', 100, undefined, start);
+    for (let start = 0; start < 10_000; start += 100) await b.pushNumbered('big', 'p', 100, undefined, start);
     const { body } = await b.pop('queue/big/partition/p?batch=10000');
     expect(body.messages).toHaveLength(10_000);
     const log: StatementLog = { statements: [] };
-    const res = await broker(observe(db, log)).ackAll(body);
+    const res = await testClient(observe(db(), log)).ackAll(body);
     expect(log.statements).toHaveLength(1);
     expect(res.body).toHaveLength(10_000);
     expect(res.body.filter((r) => !r.success)).toEqual([]);
     expect(res.body.map((r) => r.offset)).toEqual(body.messages.map((m) => m.offset));
     expect(res.body.every((r) => r.committed && r.leaseReleased)).toBe(true);
-    const c = await cursor(db, 'big', 'p');
+    const c = await cursor(db(), 'big', 'p');
     expect([Number(c.committed), c.batch_end, c.worker_id]).toEqual([9_999, null, null]);
   });
 });
@@ -38,17 +34,17 @@ describe('repeated transactionIds across segments', () => {
   // Four segments of 500 with the same ids: id-k sits at offsets k, 500 + k, 1000 + k, 1500 + k.
   beforeAll(async () => {
     const id = (i: number) => `id-${i % 500}`;
-    await b.push('rep', 'p', 500, id);
-    await configureQueue(db, 'rep', 'dedup_window_seconds = 0');
-    for (const start of [500, 1000, 1500]) await b.push('rep', 'p', 500, id, start);
+    await b.pushNumbered('rep', 'p', 500, id);
+    await configureQueue(db(), 'rep', 'dedup_window_seconds = 0');
+    for (const start of [500, 1000, 1500]) await b.pushNumbered('rep', 'p', 500, id, start);
   });
   const acks = (ids: number[], leaseId: string | null = null) =>
-    b.ack(ids.map((i) => ({ transactionId: `id-${i}`, partitionId: partitionId(), leaseId, status: 'completed' })));
+    b.ackBatch(ids.map((i) => ({ transactionId: `id-${i}`, partitionId: partitionId(), leaseId, status: 'completed' })));
   let pid = '';
   const partitionId = () => pid;
 
   it('resolve to the lowest offset after the cursor, however many ids one call carries', async () => {
-    pid = String((await db.query<{ id: string }>(`SELECT id FROM queen.log_partitions WHERE name = 'p' AND queue_id = (SELECT id FROM queen.queues WHERE name = 'rep')`))[0]!.id);
+    pid = String((await db().query<{ id: string }>(`SELECT id FROM queen.log_partitions WHERE name = 'p' AND queue_id = (SELECT id FROM queen.queues WHERE name = 'rep')`))[0]!.id);
     const range = (from: number, n: number) => Array.from({ length: n }, (_, i) => from + i);
     // 20 ids, no lease, range (−1, 1999]: the GIN index path.
     const many = await acks(range(100, 20));

@@ -1,21 +1,17 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freshDatabase, type TestDatabase } from '../support/db.js';
-import { broker, cursor, offsets } from '../pop/helpers.js';
+import { describe, expect, it } from 'vitest';
+import { offsets, testClient } from '../support/client.js';
+import { useDatabase } from '../support/db.js';
+import { cursor } from '../pop/helpers.js';
 
-let db: TestDatabase;
-let b: ReturnType<typeof broker>;
-beforeAll(async () => {
-  db = await freshDatabase();
-  b = broker(db, { config: { encryptionKey: 'cd'.repeat(32) } });
-});
-afterAll(() => db.dispose());
+const db = useDatabase();
+const b = testClient(db, { config: { encryptionKey: 'cd'.repeat(32) } });
 
 const segments = async (queue: string) =>
-  Number((await db.query<{ n: string }>(`SELECT count(*) AS n FROM queen.log_segments s JOIN queen.log_partitions p ON p.id = s.partition_id JOIN queen.queues q ON q.id = p.queue_id WHERE q.name = $1`, [queue]))[0]!.n);
+  Number((await db().query<{ n: string }>(`SELECT count(*) AS n FROM queen.log_segments s JOIN queen.log_partitions p ON p.id = s.partition_id JOIN queen.queues q ON q.id = p.queue_id WHERE q.name = $1`, [queue]))[0]!.n);
 
 describe('POST /api/v1/transaction', () => {
   it('acks and pushes in one transaction, in order, keeping pushed payload text verbatim', async () => {
-    await b.push('stage1', 'p', 1);
+    await b.pushNumbered('stage1', 'p', 1);
     const { body } = await b.pop('queue/stage1');
     const m = body.messages[0]!;
     const res = await b.call(
@@ -27,12 +23,12 @@ describe('POST /api/v1/transaction', () => {
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ success: true, results: [[{ success: true, committed: true }], [{ status: 'queued', queueName: 'stage2' }]] });
     expect(res.body.transactionId).toMatch(/^[0-9a-f-]{36}$/);
-    expect(Number((await cursor(db, 'stage1', 'p')).committed)).toBe(0);
+    expect(Number((await cursor(db(), 'stage1', 'p')).committed)).toBe(0);
     expect((await b.call('GET', '/api/v1/pop/queue/stage2')).text).toContain('"data":{"n":1.50}');
   });
 
   it('writes nothing when an ack in it fails, and says why', async () => {
-    await b.push('atomic', 'p', 1);
+    await b.pushNumbered('atomic', 'p', 1);
     const { body } = await b.pop('queue/atomic');
     const m = body.messages[0]!;
     const res = await b.call('POST', '/api/v1/transaction', {
@@ -45,7 +41,7 @@ describe('POST /api/v1/transaction', () => {
     expect(res.body.success).toBe(false);
     expect(res.body.error).toMatch(/Invalid or expired lease/);
     expect(await segments('atomic-out')).toBe(0);
-    expect(Number((await cursor(db, 'atomic', 'p')).committed)).toBe(-1);
+    expect(Number((await cursor(db(), 'atomic', 'p')).committed)).toBe(-1);
   });
 
   it('answers 400 for a body that is not a transaction and writes nothing', async () => {
@@ -59,7 +55,7 @@ describe('POST /api/v1/transaction', () => {
 
 describe('pop of encrypted payloads', () => {
   it('decrypts frames with flag 4 before answering', async () => {
-    await db.query(`INSERT INTO queen.queues (tenant_id, name, encryption_enabled) VALUES ('default', 'sealed', true)`);
+    await db().query(`INSERT INTO queen.queues (tenant_id, name, encryption_enabled) VALUES ('default', 'sealed', true)`);
     await b.call('POST', '/api/v1/push', { items: [{ queue: 'sealed', payload: { card: '4111' } }] });
     const res = await b.call('GET', '/api/v1/pop/queue/sealed');
     expect(res.body.messages[0].data).toEqual({ card: '4111' });
@@ -69,16 +65,16 @@ describe('pop of encrypted payloads', () => {
 
 describe('tenancy on the read path', () => {
   it('keeps another tenant\'s queue, partitions and leases out of reach', async () => {
-    const other = broker(db, { authenticate: async () => ({ tenant: 'acme', sub: 'svc', role: 'read-write' }) });
-    await b.push('shared-name', 'p', 2);
+    const other = testClient(db, { as: { tenant: 'acme', sub: 'svc', role: 'read-write' } });
+    await b.pushNumbered('shared-name', 'p', 2);
     expect((await other.pop('queue/shared-name?batch=5')).status).toBe(204);
     const { body } = await b.pop('queue/shared-name?batch=5');
-    const stolen = await other.ack([{ transactionId: body.messages[0]!.transactionId, partitionId: body.partitionId, leaseId: body.leaseId, status: 'completed' }]);
+    const stolen = await other.ackBatch([{ transactionId: body.messages[0]!.transactionId, partitionId: body.partitionId, leaseId: body.leaseId, status: 'completed' }]);
     expect(stolen.body[0]).toMatchObject({ success: false, error: 'Message not found' });
     const ext = await other.call('POST', `/api/v1/lease/${body.leaseId}/extend`, { seconds: 60 });
     expect(ext.body[0]).toMatchObject({ success: false, error: 'Lease not found' });
-    expect(Number((await cursor(db, 'shared-name', 'p')).committed)).toBe(-1);
-    await other.push('shared-name', 'p', 1);
+    expect(Number((await cursor(db(), 'shared-name', 'p')).committed)).toBe(-1);
+    await other.pushNumbered('shared-name', 'p', 1);
     expect(offsets((await other.pop('queue/shared-name?batch=5')).body)).toEqual([0]);
   });
 });

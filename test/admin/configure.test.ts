@@ -1,16 +1,10 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { observe } from '../../lib/db/client.js';
-import { testApp } from '../support/app.js';
-import { freshDatabase, type TestDatabase } from '../support/db.js';
-import { adminApi, type AdminApi } from './helpers.js';
+import { testClient } from '../support/client.js';
+import { useDatabase } from '../support/db.js';
 
-let db: TestDatabase;
-let api: AdminApi;
-beforeAll(async () => {
-  db = await freshDatabase();
-  api = adminApi(db);
-});
-afterAll(() => db.dispose());
+const db = useDatabase();
+const api = testClient(db);
 
 const DEFAULTS = {
   leaseTime: 300,
@@ -32,7 +26,7 @@ const DEFAULTS = {
 };
 
 const queueCount = async (name: string) =>
-  Number((await db.query<{ n: string }>('SELECT count(*) AS n FROM queen.queues WHERE name = $1', [name]))[0]!.n);
+  Number((await db().query<{ n: string }>('SELECT count(*) AS n FROM queen.queues WHERE name = $1', [name]))[0]!.n);
 
 describe('POST /api/v1/configure', () => {
   it('creates a queue with the defaults, leaseTime 300, and answers in the SPEC shape', async () => {
@@ -56,7 +50,7 @@ describe('POST /api/v1/configure', () => {
     await api.configure('merge', { leaseTime: 30, retryLimit: 7, deadLetterQueue: false });
     const res = await api.configure('merge', { retryDelay: 250 });
     expect(res.body.options).toEqual({ ...DEFAULTS, leaseTime: 30, retryLimit: 7, deadLetterQueue: false, retryDelay: 250 });
-    const [row] = await db.query<{ lease_time: number; retry_delay: number }>(
+    const [row] = await db().query<{ lease_time: number; retry_delay: number }>(
       "SELECT lease_time, retry_delay FROM queen.queues WHERE name = 'merge'",
     );
     expect(row).toEqual({ lease_time: 30, retry_delay: 250 });
@@ -140,14 +134,14 @@ describe('POST /api/v1/configure', () => {
   });
 
   it('needs the admin role', async () => {
-    const writer = testApp(db, { authenticate: async () => ({ tenant: 'default', sub: null, role: 'read-write' }) });
+    const writer = testClient(db, { as: { role: 'read-write' } });
     const res = await writer.call('POST', '/api/v1/configure', { queue: 'forbidden' });
     expect(res.status).toBe(403);
     expect(await queueCount('forbidden')).toBe(0);
   });
 
   it('configures the same name independently per tenant', async () => {
-    const other = adminApi(db, { tenant: 'acme' });
+    const other = testClient(db, { as: { tenant: 'acme' } });
     await api.configure('shared-name', { leaseTime: 11 });
     const res = await other.configure('shared-name', { leaseTime: 22 });
     expect(res.body.options.leaseTime).toBe(22);
@@ -156,7 +150,7 @@ describe('POST /api/v1/configure', () => {
 
   it('costs one SQL statement, the upsert', async () => {
     const log = { statements: [] as string[] };
-    const observed = testApp(observe(db, log));
+    const observed = testClient(observe(db(), log));
     const res = await observed.call('POST', '/api/v1/configure', { queue: 'one-statement', options: { leaseTime: 5 } });
     expect(res.status).toBe(200);
     expect(log.statements).toEqual([expect.stringMatching(/queen\.configure_queue/)]);

@@ -1,16 +1,12 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freshDatabase, type TestDatabase } from '../support/db.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { testClient } from '../support/client.js';
+import { useDatabase } from '../support/db.js';
 import { runRetention } from '../../lib/broker/retention.js';
-import { adminApi, backdate, type AdminApi } from './helpers.js';
+import { backdate } from './helpers.js';
 
-let db: TestDatabase;
-let api: AdminApi;
+const db = useDatabase();
 const KEY = 'ab'.repeat(32);
-beforeAll(async () => {
-  db = await freshDatabase();
-  api = adminApi(db, { config: { encryptionKey: KEY } });
-});
-afterAll(() => db.dispose());
+const api = testClient(db, { config: { encryptionKey: KEY } });
 
 interface Popped {
   transactionId: string;
@@ -21,7 +17,7 @@ interface Popped {
 
 /** Pops the next message for the group and acks it `dlq` through the real routes. */
 async function deadLetter(queue: string, group: string, partition?: string, error = 'boom'): Promise<Popped> {
-  const res = await api.pop(queue, { consumerGroup: group, batch: 1 }, partition);
+  const res = await api.popQueue(queue, { consumerGroup: group, batch: 1 }, partition);
   expect(res.status).toBe(200);
   const m = res.body.messages[0] as Popped;
   const ack = await api.ack({ transactionId: m.transactionId, partitionId: m.partitionId, leaseId: m.leaseId, status: 'dlq', consumerGroup: group, error });
@@ -42,10 +38,10 @@ describe('GET /api/v1/dlq', () => {
     await deadLetter('orders', 'billing', 'us', 'fourth');
     await deadLetter('audit', 'billing', 'eu', 'fifth');
     // Distinct failure times, in the order above.
-    await db.query("UPDATE queen.log_dlq SET failed_at = '2026-01-01T00:00:00Z'::timestamptz + (CASE error_message WHEN 'first' THEN 1 WHEN 'second' THEN 2 WHEN 'third' THEN 3 WHEN 'fourth' THEN 4 ELSE 5 END) * interval '1 hour'");
-    const other = adminApi(db, { tenant: 'acme' });
+    await db().query("UPDATE queen.log_dlq SET failed_at = '2026-01-01T00:00:00Z'::timestamptz + (CASE error_message WHEN 'first' THEN 1 WHEN 'second' THEN 2 WHEN 'third' THEN 3 WHEN 'fourth' THEN 4 ELSE 5 END) * interval '1 hour'");
+    const other = testClient(db, { as: { tenant: 'acme' } });
     await other.push('orders', 'eu', [{ secret: true }]);
-    const m = (await other.pop('orders', { consumerGroup: 'billing' })).body.messages[0];
+    const m = (await other.popQueue('orders', { consumerGroup: 'billing' })).body.messages[0];
     await other.ack({ transactionId: m.transactionId, partitionId: m.partitionId, leaseId: m.leaseId, status: 'dlq', consumerGroup: 'billing' });
   });
 
@@ -109,7 +105,7 @@ describe('payloads in the DLQ', () => {
     await api.configure('sealed', { encryptionEnabled: true });
     await api.push('sealed', 'Default', [{ card: '4111' }], ['s1']);
     await deadLetter('sealed', 'g');
-    const [row] = await db.query<{ payload: Uint8Array; encrypted: boolean }>("SELECT payload, encrypted FROM queen.log_dlq WHERE transaction_id = 's1'");
+    const [row] = await db().query<{ payload: Uint8Array; encrypted: boolean }>("SELECT payload, encrypted FROM queen.log_dlq WHERE transaction_id = 's1'");
     expect(row!.encrypted).toBe(true);
     expect(new TextDecoder().decode(row!.payload)).not.toContain('4111');
     expect((await dlq('queue=sealed')).body.messages[0].data).toEqual({ card: '4111' });
@@ -119,13 +115,13 @@ describe('payloads in the DLQ', () => {
 describe('GET /api/v1/messages/:partitionId/:transactionId', () => {
   it('decodes the message from its segment with each group\'s status', async () => {
     await api.push('status', 'Default', ['m0', 'm1', 'm2'], ['t0', 't1', 't2']);
-    await api.pop('status', { consumerGroup: 'done', batch: 3, autoAck: true });
-    await api.pop('status', { consumerGroup: 'holding', batch: 3 });
-    await api.pop('status', { consumerGroup: 'behind', batch: 1, autoAck: true });
+    await api.popQueue('status', { consumerGroup: 'done', batch: 3, autoAck: true });
+    await api.popQueue('status', { consumerGroup: 'holding', batch: 3 });
+    await api.popQueue('status', { consumerGroup: 'behind', batch: 1, autoAck: true });
     await deadLetter('status', 'dead', 'Default');
     // Subscribes through another partition: no cursor on Default, whose messages predate it.
     await api.push('status', 'other', ['o']);
-    await api.pop('status', { consumerGroup: 'latecomer', subscriptionMode: 'new' }, 'other');
+    await api.popQueue('status', { consumerGroup: 'latecomer', subscriptionMode: 'new' }, 'other');
     const dead2 = await deadLetter('status', 'dead', 'Default');
     expect(dead2.transactionId).toBe('t1');
     const res = await api.call('GET', `/api/v1/messages/${dead2.partitionId}/t1`);
@@ -141,8 +137,8 @@ describe('GET /api/v1/messages/:partitionId/:transactionId', () => {
     await api.push('expired', 'Default', [{ keep: 'me' }], ['e1']);
     await api.push('expired', 'Default', ['later'], ['e2']);
     const m = await deadLetter('expired', 'g');
-    await backdate(db, 'expired', 120, 's.base_offset = 0');
-    await runRetention(db);
+    await backdate(db(), 'expired', 120, 's.base_offset = 0');
+    await runRetention(db());
     const res = await api.call('GET', `/api/v1/messages/${m.partitionId}/e1`);
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ transactionId: 'e1', offset: 0, data: { keep: 'me' } });
@@ -154,7 +150,7 @@ describe('GET /api/v1/messages/:partitionId/:transactionId', () => {
   it('answers 404 for an unknown transactionId or another tenant\'s partition, 400 for a malformed partitionId', async () => {
     const pid = (await api.push('status', 'Default', ['x']))[0]!.partition_id;
     expect((await api.call('GET', `/api/v1/messages/${pid}/nope`)).status).toBe(404);
-    const other = adminApi(db, { tenant: 'acme' });
+    const other = testClient(db, { as: { tenant: 'acme' } });
     expect((await other.call('GET', `/api/v1/messages/${pid}/t1`)).status).toBe(404);
     expect((await api.call('GET', '/api/v1/messages/abc/t1')).body.code).toBe('invalid_partition_id');
   });
@@ -172,7 +168,7 @@ describe('retry and delete', () => {
     expect(res.body.messageId).toMatch(/^[0-9a-f-]{36}$/);
     expect((await dlq('queue=again')).body.total).toBe(0);
 
-    const a = await api.pop('again', { consumerGroup: 'a', batch: 10 });
+    const a = await api.popQueue('again', { consumerGroup: 'a', batch: 10 });
     expect(a.body.messages.map((x: { transactionId: string; data: unknown; offset: number }) => [x.offset, x.transactionId, x.data])).toEqual([
       [1, 'r2', { id: 'next' }],
       [2, res.body.transactionId, { id: 'r' }],
@@ -198,7 +194,7 @@ describe('retry and delete', () => {
     expect(res.body).toMatchObject({ deleted: true, removed: 2 });
     expect((await dlq('queue=drop')).body.total).toBe(0);
     expect((await api.call('DELETE', `/api/v1/messages/${m.partitionId}/d1`)).status).toBe(404);
-    const other = adminApi(db, { tenant: 'acme' });
+    const other = testClient(db, { as: { tenant: 'acme' } });
     await api.push('drop', 'Default', ['y'], ['d2']);
     const m2 = await deadLetter('drop', 'a');
     expect((await other.call('DELETE', `/api/v1/messages/${m2.partitionId}/d2`)).status).toBe(404);

@@ -1,19 +1,15 @@
 // Every SPEC §3.6 option set through /configure changes what push, pop and ack do.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freshDatabase, type TestDatabase } from '../support/db.js';
-import { adminApi, backdate, type AdminApi } from './helpers.js';
+import { describe, expect, it } from 'vitest';
+import { testClient } from '../support/client.js';
+import { useDatabase } from '../support/db.js';
+import { backdate } from './helpers.js';
 
-let db: TestDatabase;
-let api: AdminApi;
-beforeAll(async () => {
-  db = await freshDatabase();
-  api = adminApi(db, { config: { encryptionKey: 'cd'.repeat(32) } });
-});
-afterAll(() => db.dispose());
+const db = useDatabase();
+const api = testClient(db, { config: { encryptionKey: 'cd'.repeat(32) } });
 
 type Msg = { transactionId: string; partitionId: string; leaseId: string; offset: number; data: unknown };
 const popOne = async (queue: string, group = 'g') => {
-  const res = await api.pop(queue, { consumerGroup: group });
+  const res = await api.popQueue(queue, { consumerGroup: group });
   return res.status === 204 ? null : (res.body.messages[0] as Msg);
 };
 const fail = (m: Msg, status = 'failed', group = 'g') =>
@@ -22,7 +18,7 @@ const dlqCount = async (queue: string) => (await api.call('GET', `/api/v1/dlq?qu
 const committed = async (queue: string, group = 'g') =>
   Number(
     (
-      await db.query<{ committed: string }>(
+      await db().query<{ committed: string }>(
         `SELECT c.committed FROM queen.log_consumers c JOIN queen.log_partitions p ON p.id = c.partition_id
            JOIN queen.queues q ON q.id = p.queue_id WHERE q.name = $1 AND c.consumer_group = $2`,
         [queue, group],
@@ -35,7 +31,7 @@ describe('configured options take effect', () => {
     await api.configure('lease', { leaseTime: 7 });
     await api.push('lease', 'Default', [1]);
     await popOne('lease');
-    const [row] = await db.query<{ secs: string }>(
+    const [row] = await db().query<{ secs: string }>(
       "SELECT extract(epoch FROM lease_expires_at - lease_acquired_at)::int AS secs FROM queen.log_consumers WHERE consumer_group = 'g' AND partition_id IN (SELECT p.id FROM queen.log_partitions p JOIN queen.queues q ON q.id = p.queue_id WHERE q.name = 'lease')",
     );
     expect(Number(row!.secs)).toBe(7);
@@ -58,7 +54,7 @@ describe('configured options take effect', () => {
     await api.push('delay', 'Default', ['x']);
     await fail((await popOne('delay'))!);
     expect(await popOne('delay')).toBeNull();
-    await db.query("UPDATE queen.log_consumers SET retry_not_before = now() - interval '1 second' WHERE consumer_group = 'g' AND retry_not_before IS NOT NULL");
+    await db().query("UPDATE queen.log_consumers SET retry_not_before = now() - interval '1 second' WHERE consumer_group = 'g' AND retry_not_before IS NOT NULL");
     expect((await popOne('delay'))!.offset).toBe(0);
   });
 
@@ -84,17 +80,17 @@ describe('configured options take effect', () => {
     await api.configure('delayed', { delayedProcessing: 60 });
     await api.push('delayed', 'Default', ['x']);
     expect(await popOne('delayed')).toBeNull();
-    await backdate(db, 'delayed', 120);
+    await backdate(db(), 'delayed', 120);
     expect((await popOne('delayed'))!.data).toBe('x');
   });
 
   it('windowBuffer holds a partition until its newest message is that old', async () => {
     await api.configure('window', { windowBuffer: 60 });
     await api.push('window', 'Default', ['x']);
-    await backdate(db, 'window', 120);
+    await backdate(db(), 'window', 120);
     await api.push('window', 'Default', ['y']);
     expect(await popOne('window')).toBeNull();
-    await backdate(db, 'window', 120);
+    await backdate(db(), 'window', 120);
     expect((await popOne('window'))!.data).toBe('x');
   });
 
@@ -104,7 +100,7 @@ describe('configured options take effect', () => {
     await api.configure('dedup-off', { dedupWindowSeconds: 0 });
     await api.push('dedup-off', 'Default', [1], ['same']);
     expect((await api.push('dedup-off', 'Default', [2], ['same']))[0]!.status).toBe('queued');
-    const [row] = await db.query<{ n: string }>(
+    const [row] = await db().query<{ n: string }>(
       "SELECT count(*) AS n FROM queen.log_txns t JOIN queen.log_partitions p ON p.id = t.partition_id JOIN queen.queues q ON q.id = p.queue_id WHERE q.name = 'dedup-off'",
     );
     expect(Number(row!.n)).toBe(2);
@@ -113,7 +109,7 @@ describe('configured options take effect', () => {
   it('encryptionEnabled stores payloads encrypted and pops them decrypted', async () => {
     await api.configure('secret', { encryptionEnabled: true });
     await api.push('secret', 'Default', [{ pin: '987654' }]);
-    const [seg] = await db.query<{ blob: Uint8Array }>(
+    const [seg] = await db().query<{ blob: Uint8Array }>(
       "SELECT s.blob FROM queen.log_segments s JOIN queen.log_partitions p ON p.id = s.partition_id JOIN queen.queues q ON q.id = p.queue_id WHERE q.name = 'secret'",
     );
     const { decodeSegment } = await import('../../lib/codec/segment.js');

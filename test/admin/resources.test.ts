@@ -1,23 +1,19 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freshDatabase, type TestDatabase } from '../support/db.js';
-import { adminApi, partitionRow, type AdminApi } from './helpers.js';
+import { describe, expect, it } from 'vitest';
+import { testClient } from '../support/client.js';
+import { useDatabase } from '../support/db.js';
+import { partitionRow } from './helpers.js';
 
-let db: TestDatabase;
-let api: AdminApi;
-beforeAll(async () => {
-  db = await freshDatabase();
-  api = adminApi(db);
-});
-afterAll(() => db.dispose());
+const db = useDatabase();
+const api = testClient(db);
 
-const count = async (sql: string, params: unknown[] = []) => Number((await db.query<{ n: string }>(sql, params))[0]!.n);
+const count = async (sql: string, params: unknown[] = []) => Number((await db().query<{ n: string }>(sql, params))[0]!.n);
 
 describe('queue resources', () => {
   it('lists queues with partitions, total and pending messages, and only the caller tenant\'s', async () => {
     await api.push('list.a', 'p1', [1, 2, 3]);
     await api.push('list.a', 'p2', [4]);
     await api.push('list.b', 'Default', [5, 6]);
-    const others = adminApi(db, { tenant: 'acme' });
+    const others = testClient(db, { as: { tenant: 'acme' } });
     await others.push('secret.queue', 'Default', [1]);
 
     const res = await api.call('GET', '/api/v1/resources/queues');
@@ -69,13 +65,13 @@ describe('queue resources', () => {
     await api.push('doomed', 'p2', [3]);
     await api.push('survivor', 'p1', [1]);
     await api.seek('g', 'doomed', { toEnd: true });
-    const p1 = await partitionRow(db, 'doomed', 'p1');
-    await db.query(
+    const p1 = await partitionRow(db(), 'doomed', 'p1');
+    await db().query(
       `INSERT INTO queen.log_dlq (partition_id, consumer_group, msg_offset, message_id, transaction_id, payload, created_at)
        VALUES ($1, 'g', 0, gen_random_uuid(), 't', '\\x31', now())`,
       [p1.id],
     );
-    const ids = (await db.query<{ id: string }>("SELECT p.id FROM queen.log_partitions p JOIN queen.queues q ON q.id = p.queue_id WHERE q.name = 'doomed'")).map((r) => r.id);
+    const ids = (await db().query<{ id: string }>("SELECT p.id FROM queen.log_partitions p JOIN queen.queues q ON q.id = p.queue_id WHERE q.name = 'doomed'")).map((r) => r.id);
     const txnsBefore = await count('SELECT count(*) AS n FROM queen.log_txns');
 
     const res = await api.call('DELETE', '/api/v1/resources/queues/doomed');
@@ -98,8 +94,7 @@ describe('queue resources', () => {
   });
 
   it('lets read-only tokens list but not delete', async () => {
-    const { testApp } = await import('../support/app.js');
-    const reader = testApp(db, { authenticate: async () => ({ tenant: 'default', sub: null, role: 'read-only' }) });
+    const reader = testClient(db, { as: { role: 'read-only' } });
     expect((await reader.call('GET', '/api/v1/resources/queues')).status).toBe(200);
     expect((await reader.call('GET', '/api/v1/consumer-groups')).status).toBe(200);
     expect((await reader.call('DELETE', '/api/v1/resources/queues/survivor')).status).toBe(403);

@@ -1,25 +1,13 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freshDatabase, type TestDatabase } from '../support/db.js';
-import { adminApi, partitionRow, type AdminApi } from './helpers.js';
+import { describe, expect, it } from 'vitest';
+import { offsets, testClient } from '../support/client.js';
+import { useDatabase } from '../support/db.js';
+import { partitionRow } from './helpers.js';
 
-let db: TestDatabase;
-let api: AdminApi;
-beforeAll(async () => {
-  db = await freshDatabase();
-  api = adminApi(db);
-});
-afterAll(() => db.dispose());
-
-const offsets = (res: { status: number; body: { messages?: { offset: number }[] } | null }) =>
-  res.status === 204 ? [] : res.body!.messages!.map((m) => m.offset);
-
-/** Pushes one segment per entry, each entry a list of payloads. */
-async function pushSegments(queue: string, segments: unknown[][], partition = 'Default') {
-  for (const payloads of segments) await api.push(queue, partition, payloads);
-}
+const db = useDatabase();
+const api = testClient(db);
 
 async function cursor(queue: string, group: string, partition = 'Default') {
-  const [row] = await db.query<{ committed: string; batch_end: string | null; batch_retry_count: number; attempt_count: number }>(
+  const [row] = await db().query<{ committed: string; batch_end: string | null; batch_retry_count: number; attempt_count: number }>(
     `SELECT c.committed, c.batch_end, c.batch_retry_count, c.attempt_count FROM queen.log_consumers c
        JOIN queen.log_partitions p ON p.id = c.partition_id JOIN queen.queues q ON q.id = p.queue_id
       WHERE q.name = $1 AND p.name = $2 AND c.consumer_group = $3`,
@@ -30,28 +18,28 @@ async function cursor(queue: string, group: string, partition = 'Default') {
 
 describe('seek', () => {
   it('moves a group to the end so it sees only messages pushed afterwards', async () => {
-    await pushSegments('to-end', [[1, 2], [3]]);
+    await api.pushSegments('to-end', [[1, 2], [3]]);
     const res = await api.seek('g', 'to-end', { toEnd: true });
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ success: true, consumerGroup: 'g', queue: 'to-end', partitions: [{ partition: 'Default', committed: 2, nextOffset: 3 }] });
-    expect((await api.pop('to-end', { consumerGroup: 'g', batch: 10 })).status).toBe(204);
+    expect((await api.popQueue('to-end', { consumerGroup: 'g', batch: 10 })).status).toBe(204);
     await api.push('to-end', 'Default', [4]);
-    expect(offsets(await api.pop('to-end', { consumerGroup: 'g', batch: 10 }))).toEqual([3]);
+    expect(offsets((await api.popQueue('to-end', { consumerGroup: 'g', batch: 10 })).body)).toEqual([3]);
   });
 
   it('replays exactly from the target offset when moved backwards', async () => {
-    await pushSegments('replay', [[0, 1], [2], [3, 4]]);
-    expect(offsets(await api.pop('replay', { consumerGroup: 'g', batch: 10, autoAck: true }))).toEqual([0, 1, 2, 3, 4]);
-    expect((await api.pop('replay', { consumerGroup: 'g', batch: 10 })).status).toBe(204);
+    await api.pushSegments('replay', [[0, 1], [2], [3, 4]]);
+    expect(offsets((await api.popQueue('replay', { consumerGroup: 'g', batch: 10, autoAck: true })).body)).toEqual([0, 1, 2, 3, 4]);
+    expect((await api.popQueue('replay', { consumerGroup: 'g', batch: 10 })).status).toBe(204);
     await api.seek('g', 'replay', { offset: 1, partition: 'Default' });
-    const again = await api.pop('replay', { consumerGroup: 'g', batch: 10 });
-    expect(offsets(again)).toEqual([1, 2, 3, 4]);
+    const again = await api.popQueue('replay', { consumerGroup: 'g', batch: 10 });
+    expect(offsets(again.body)).toEqual([1, 2, 3, 4]);
     expect(again.body.messages.map((m: { data: unknown }) => m.data)).toEqual([1, 2, 3, 4]);
   });
 
   it('moves only the named partition on an offset seek', async () => {
-    await pushSegments('two-parts', [[1, 2]], 'a');
-    await pushSegments('two-parts', [[1, 2]], 'b');
+    await api.pushSegments('two-parts', [[1, 2]], 'a');
+    await api.pushSegments('two-parts', [[1, 2]], 'b');
     await api.seek('g', 'two-parts', { toEnd: true });
     const res = await api.seek('g', 'two-parts', { offset: 0, partition: 'a' });
     expect(res.body.partitions).toEqual([expect.objectContaining({ partition: 'a', committed: -1 })]);
@@ -60,18 +48,18 @@ describe('seek', () => {
   });
 
   it('finds the first segment created at or after a timestamp', async () => {
-    await pushSegments('by-time', [[0, 1], [2], [3, 4], [5]]);
-    const p = await partitionRow(db, 'by-time');
+    await api.pushSegments('by-time', [[0, 1], [2], [3, 4], [5]]);
+    const p = await partitionRow(db(), 'by-time');
     // Segment i is (40 - 10 i) seconds old.
-    await db.query(
+    await db().query(
       `UPDATE queen.log_segments SET created_at = now() - make_interval(secs => 40 - 10 * (SELECT count(*) FROM queen.log_segments s2
           WHERE s2.partition_id = log_segments.partition_id AND s2.base_offset < log_segments.base_offset)) WHERE partition_id = $1`,
       [p.id],
     );
-    const [{ ts }] = (await db.query<{ ts: Date }>("SELECT now() - interval '25 seconds' AS ts")) as [{ ts: Date }];
+    const [{ ts }] = (await db().query<{ ts: Date }>("SELECT now() - interval '25 seconds' AS ts")) as [{ ts: Date }];
     const res = await api.seek('g', 'by-time', { timestamp: ts.toISOString() });
     expect(res.body.partitions[0].nextOffset).toBe(3);
-    expect(offsets(await api.pop('by-time', { consumerGroup: 'g', batch: 10 }))).toEqual([3, 4, 5]);
+    expect(offsets((await api.popQueue('by-time', { consumerGroup: 'g', batch: 10 })).body)).toEqual([3, 4, 5]);
 
     const future = await api.seek('g', 'by-time', { timestamp: new Date(ts.getTime() + 3_600_000).toISOString() });
     expect(future.body.partitions[0].committed).toBe(5);
@@ -80,25 +68,25 @@ describe('seek', () => {
   });
 
   it('creates missing cursor rows, clears the lease and resets the retry and attempt counters', async () => {
-    await pushSegments('lease-reset', [[1, 2, 3]]);
-    const first = await api.pop('lease-reset', { consumerGroup: 'g', batch: 2 });
-    expect(offsets(first)).toEqual([0, 1]);
-    await db.query(
+    await api.pushSegments('lease-reset', [[1, 2, 3]]);
+    const first = await api.popQueue('lease-reset', { consumerGroup: 'g', batch: 2 });
+    expect(offsets(first.body)).toEqual([0, 1]);
+    await db().query(
       "UPDATE queen.log_consumers SET batch_retry_count = 2, attempt_count = 3 WHERE consumer_group = 'g' AND partition_id = (SELECT id FROM queen.log_partitions WHERE name = 'Default' AND queue_id = (SELECT id FROM queen.queues WHERE name = 'lease-reset'))",
     );
     await api.seek('g', 'lease-reset', { offset: 0, partition: 'Default' });
     expect(await cursor('lease-reset', 'g')).toEqual({ committed: '-1', batch_end: null, batch_retry_count: 0, attempt_count: 0 });
-    const again = await api.pop('lease-reset', { consumerGroup: 'g', batch: 2 });
-    expect(offsets(again)).toEqual([0, 1]);
+    const again = await api.popQueue('lease-reset', { consumerGroup: 'g', batch: 2 });
+    expect(offsets(again.body)).toEqual([0, 1]);
 
     await api.seek('fresh', 'lease-reset', { toEnd: true });
     expect((await cursor('lease-reset', 'fresh'))!.committed).toBe('2');
   });
 
   it('clamps an offset to [log_start - 1, last_offset]', async () => {
-    await pushSegments('clamp', [[1], [2], [3]]);
+    await api.pushSegments('clamp', [[1], [2], [3]]);
     expect((await api.seek('g', 'clamp', { offset: 99, partition: 'Default' })).body.partitions[0].committed).toBe(2);
-    await db.query("UPDATE queen.log_partitions SET log_start = 2 WHERE queue_id = (SELECT id FROM queen.queues WHERE name = 'clamp')");
+    await db().query("UPDATE queen.log_partitions SET log_start = 2 WHERE queue_id = (SELECT id FROM queen.queues WHERE name = 'clamp')");
     expect((await api.seek('g', 'clamp', { offset: 0, partition: 'Default' })).body.partitions[0].committed).toBe(1);
   });
 
@@ -121,18 +109,18 @@ describe('seek', () => {
     expect((await api.seek('g', 'missing', { toEnd: true })).body.code).toBe('queue_not_found');
     const res = await api.seek('ghost', 'clamp', { offset: 0, partition: 'nope' });
     expect(res.body.code).toBe('partition_not_found');
-    const [{ n }] = (await db.query<{ n: string }>("SELECT count(*) AS n FROM queen.consumer_subscriptions WHERE consumer_group = 'ghost'")) as [{ n: string }];
+    const [{ n }] = (await db().query<{ n: string }>("SELECT count(*) AS n FROM queen.consumer_subscriptions WHERE consumer_group = 'ghost'")) as [{ n: string }];
     expect(n).toBe('0');
   });
 });
 
 describe('consumer groups', () => {
   it('lists each group per queue with its summed lag and the age of its oldest unconsumed message', async () => {
-    await pushSegments('lagging', [[1, 2]], 'a');
-    await pushSegments('lagging', [[1, 2, 3]], 'b');
-    await api.pop('lagging', { consumerGroup: 'slow', batch: 1, autoAck: true }, 'a');
-    await api.pop('lagging', { consumerGroup: 'slow', batch: 1, autoAck: true }, 'b');
-    await db.query(
+    await api.pushSegments('lagging', [[1, 2]], 'a');
+    await api.pushSegments('lagging', [[1, 2, 3]], 'b');
+    await api.popQueue('lagging', { consumerGroup: 'slow', batch: 1, autoAck: true }, 'a');
+    await api.popQueue('lagging', { consumerGroup: 'slow', batch: 1, autoAck: true }, 'b');
+    await db().query(
       "UPDATE queen.log_segments SET created_at = now() - interval '100 seconds' WHERE partition_id IN (SELECT p.id FROM queen.log_partitions p JOIN queen.queues q ON q.id = p.queue_id WHERE q.name = 'lagging')",
     );
     const res = await api.call('GET', '/api/v1/consumer-groups?queue=lagging');
@@ -143,10 +131,10 @@ describe('consumer groups', () => {
   });
 
   it('counts partitions a subscribed group has not popped yet from where it would start', async () => {
-    await pushSegments('unpopped', [[1, 2]], 'a');
-    await api.pop('unpopped', { consumerGroup: 'everything', autoAck: true }, 'a');
-    await api.pop('unpopped', { consumerGroup: 'fresh', subscriptionMode: 'new' }, 'a');
-    await pushSegments('unpopped', [[1, 2, 3]], 'b');
+    await api.pushSegments('unpopped', [[1, 2]], 'a');
+    await api.popQueue('unpopped', { consumerGroup: 'everything', autoAck: true }, 'a');
+    await api.popQueue('unpopped', { consumerGroup: 'fresh', subscriptionMode: 'new' }, 'a');
+    await api.pushSegments('unpopped', [[1, 2, 3]], 'b');
     const res = await api.call('GET', '/api/v1/consumer-groups?queue=unpopped');
     const byName = Object.fromEntries(res.body.consumerGroups.map((g: { name: string }) => [g.name, g]));
     expect(byName.everything).toMatchObject({ partitions: 2, lag: 1 + 3, subscriptionMode: 'all' });
@@ -154,31 +142,31 @@ describe('consumer groups', () => {
   });
 
   it('does not count a retention gap as lag', async () => {
-    await pushSegments('gap', [[1, 2], [3, 4]]);
+    await api.pushSegments('gap', [[1, 2], [3, 4]]);
     await api.seek('g', 'gap', { offset: 0, partition: 'Default' });
-    const p = await partitionRow(db, 'gap');
-    await db.query('DELETE FROM queen.log_segments WHERE partition_id = $1 AND base_offset = 0', [p.id]);
-    await db.query('UPDATE queen.log_partitions SET log_start = 2 WHERE id = $1', [p.id]);
+    const p = await partitionRow(db(), 'gap');
+    await db().query('DELETE FROM queen.log_segments WHERE partition_id = $1 AND base_offset = 0', [p.id]);
+    await db().query('UPDATE queen.log_partitions SET log_start = 2 WHERE id = $1', [p.id]);
     const res = await api.call('GET', '/api/v1/consumer-groups?queue=gap');
     expect(res.body.consumerGroups[0]).toMatchObject({ name: 'g', lag: 2 });
     expect((await api.describe('gap')).body.partitions[0].consumerGroups[0]).toMatchObject({ committed: -1, lag: 2 });
   });
 
   it('deletes a group\'s cursors and subscription on one queue, then on all queues', async () => {
-    await pushSegments('del-a', [[1]]);
-    await pushSegments('del-b', [[1]]);
-    await api.pop('del-a', { consumerGroup: 'gone', autoAck: true });
-    await api.pop('del-b', { consumerGroup: 'gone', autoAck: true });
+    await api.pushSegments('del-a', [[1]]);
+    await api.pushSegments('del-b', [[1]]);
+    await api.popQueue('del-a', { consumerGroup: 'gone', autoAck: true });
+    await api.popQueue('del-b', { consumerGroup: 'gone', autoAck: true });
     const one = await api.call('DELETE', '/api/v1/consumer-groups/gone/queues/del-a');
     expect(one.body).toMatchObject({ deleted: true, consumerGroup: 'gone', queue: 'del-a', existed: true, cursors: 1 });
     expect(await cursor('del-a', 'gone')).toBeUndefined();
     expect(await cursor('del-b', 'gone')).toBeDefined();
     // Deleted means starting over: the group reads del-a from the beginning again.
-    expect(offsets(await api.pop('del-a', { consumerGroup: 'gone' }))).toEqual([0]);
+    expect(offsets((await api.popQueue('del-a', { consumerGroup: 'gone' })).body)).toEqual([0]);
 
     const all = await api.call('DELETE', '/api/v1/consumer-groups/gone');
     expect(all.body).toMatchObject({ existed: true, queue: null, cursors: 2 });
-    const [{ n }] = (await db.query<{ n: string }>("SELECT count(*) AS n FROM queen.consumer_subscriptions WHERE consumer_group = 'gone'")) as [{ n: string }];
+    const [{ n }] = (await db().query<{ n: string }>("SELECT count(*) AS n FROM queen.consumer_subscriptions WHERE consumer_group = 'gone'")) as [{ n: string }];
     expect(n).toBe('0');
     expect((await api.call('DELETE', '/api/v1/consumer-groups/gone')).body).toMatchObject({ deleted: true, existed: false });
   });

@@ -1,24 +1,19 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { readConfig } from '../../lib/config.js';
 import { authenticate } from '../../lib/http/auth.js';
-import { freshDatabase, type TestDatabase } from '../support/db.js';
-import { testApp } from '../support/app.js';
+import { useDatabase } from '../support/db.js';
+import { testClient } from '../support/client.js';
 import { ROLES, ROUTES, allows, describeRoute } from './routes.js';
 import { bearer, hs256, jwtConfig, SECRET, unsignedToken } from './tokens.js';
 
+const db = useDatabase();
 
-let db: TestDatabase;
-beforeAll(async () => {
-  db = await freshDatabase();
-});
-afterAll(() => db.dispose());
-
-const secured = () => testApp(db, { config: jwtConfig({ secret: SECRET }), authenticate });
+const secured = () => testClient(db, { config: jwtConfig({ secret: SECRET }), authenticate });
 
 describe('every route but /health needs a valid token', () => {
   it('keeps GET /health open without a token, even when no key is configured', async () => {
     for (const config of [jwtConfig({ secret: SECRET }), jwtConfig({})]) {
-      const res = await testApp(db, { config, authenticate }).call('GET', '/health');
+      const res = await testClient(db, { config, authenticate }).call('GET', '/health');
       expect(res.status).toBe(200);
       expect(res.body.status).toBe('healthy');
     }
@@ -50,17 +45,17 @@ describe('every route but /health needs a valid token', () => {
   });
 
   it.each(ROUTES.map((r) => [describeRoute(r), r] as const))('%s fails closed with 503 when auth is on and no key is configured', async (_, route) => {
-    const app = testApp(db, { config: readConfig({}, { auth: 'jwt' }), authenticate });
+    const app = testClient(db, { config: readConfig({}, { auth: 'jwt' }), authenticate });
     const res = await app.call(route.method, route.path, route.body, bearer(await hs256({ role: 'admin' })));
     expect(res.status).toBe(503);
     expect(res.body.code).toBe('auth_not_configured');
   });
 
   it('makes no change to the database when a write is refused for lack of a token', async () => {
-    const before = await db.query<{ n: string }>('SELECT count(*) AS n FROM queen.queues');
+    const before = await db().query<{ n: string }>('SELECT count(*) AS n FROM queen.queues');
     await secured().call('POST', '/api/v1/push', { items: [{ queue: 'unauth-write', payload: 1 }] });
     await secured().call('POST', '/api/v1/configure', { queue: 'unauth-config' }, bearer(await hs256({ role: 'read-write' })));
-    expect(await db.query('SELECT count(*) AS n FROM queen.queues')).toEqual(before);
+    expect(await db().query('SELECT count(*) AS n FROM queen.queues')).toEqual(before);
   });
 });
 

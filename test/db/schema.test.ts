@@ -3,19 +3,15 @@ import { cp, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { MIGRATIONS_FOLDER, migrate } from '../../lib/db/migrate.js';
 import { appliedMigration, EXPECTED_MIGRATION } from '../../lib/db/schema-version.js';
-import { freshDatabase, type TestDatabase } from '../support/db.js';
+import { useDatabase } from '../support/db.js';
 
-let db: TestDatabase;
-beforeAll(async () => {
-  db = await freshDatabase();
-});
-afterAll(() => db.dispose());
+const db = useDatabase();
 
 const reloptions = async (table: string) => {
-  const [row] = await db.query<{ reloptions: string[] | null }>(
+  const [row] = await db().query<{ reloptions: string[] | null }>(
     `SELECT reloptions FROM pg_class WHERE oid = $1::regclass`,
     [table],
   );
@@ -33,14 +29,14 @@ describe('a freshly migrated database', () => {
   });
 
   it('stores segment blobs EXTERNAL so TOAST does not recompress them', async () => {
-    const rows = await db.query<{ attstorage: string }>(
+    const rows = await db().query<{ attstorage: string }>(
       `SELECT attstorage FROM pg_attribute WHERE attrelid = 'queen.log_segments'::regclass AND attname = 'blob'`,
     );
     expect(rows[0]?.attstorage).toBe('e');
   });
 
   it('has the seed indexes and no secondary index on log_segments', async () => {
-    const idx = await db.query<{ tablename: string; indexname: string; indexdef: string }>(
+    const idx = await db().query<{ tablename: string; indexname: string; indexdef: string }>(
       `SELECT tablename, indexname, indexdef FROM pg_indexes WHERE schemaname = 'queen' ORDER BY 1, 2`,
     );
     const names = idx.map((r) => r.indexname);
@@ -52,7 +48,7 @@ describe('a freshly migrated database', () => {
   });
 
   it('has foreign keys from partitions, segments and cursors but none on log_txns', async () => {
-    const fks = await db.query<{ tbl: string; def: string }>(
+    const fks = await db().query<{ tbl: string; def: string }>(
       `SELECT conrelid::regclass::text AS tbl, pg_get_constraintdef(oid) AS def
          FROM pg_constraint WHERE contype = 'f' AND connamespace = 'queen'::regnamespace`,
     );
@@ -63,11 +59,11 @@ describe('a freshly migrated database', () => {
   });
 
   it('starts allocators at -1 and queues with the seed defaults', async () => {
-    const [q] = await db.query<{ id: string; lease_time: number; dedup_window_seconds: number }>(
+    const [q] = await db().query<{ id: string; lease_time: number; dedup_window_seconds: number }>(
       `INSERT INTO queen.queues (name) VALUES ('defaults') RETURNING id, lease_time, dedup_window_seconds`,
     );
     expect(q).toMatchObject({ lease_time: 60, dedup_window_seconds: 3600 });
-    const [p] = await db.query<{ last_offset: string; name: string }>(
+    const [p] = await db().query<{ last_offset: string; name: string }>(
       `INSERT INTO queen.log_partitions (queue_id) VALUES ($1) RETURNING last_offset, name`,
       [q!.id],
     );
@@ -76,18 +72,18 @@ describe('a freshly migrated database', () => {
 
   it('explodes a hash blob into zero-based 16-byte slots with log_unnest_hashes', async () => {
     const blob = new Uint8Array(48).map((_, i) => i);
-    const rows = await db.query<{ idx: number; h: Uint8Array }>('SELECT idx, h FROM queen.log_unnest_hashes($1)', [blob]);
+    const rows = await db().query<{ idx: number; h: Uint8Array }>('SELECT idx, h FROM queen.log_unnest_hashes($1)', [blob]);
     expect(rows.map((r) => r.idx)).toEqual([0, 1, 2]);
     expect(Array.from(rows[2]!.h)).toEqual(Array.from(blob.subarray(32, 48)));
-    expect(await db.query('SELECT * FROM queen.log_unnest_hashes($1)', [new Uint8Array(0)])).toEqual([]);
+    expect(await db().query('SELECT * FROM queen.log_unnest_hashes($1)', [new Uint8Array(0)])).toEqual([]);
   });
 
   it('records the newest migration, so deployed functions can refuse an old schema', async () => {
-    expect(await appliedMigration(db)).toBe(EXPECTED_MIGRATION);
+    expect(await appliedMigration(db())).toBe(EXPECTED_MIGRATION);
   });
 
   it('applies nothing when migrated again', async () => {
-    expect(await migrate(db)).toBe(0);
+    expect(await migrate(db())).toBe(0);
   });
 });
 

@@ -1,19 +1,15 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freshDatabase, type TestDatabase } from '../support/db.js';
-import { testApp } from '../support/app.js';
+import { describe, expect, it } from 'vitest';
+import { useDatabase } from '../support/db.js';
+import { testClient } from '../support/client.js';
 import { readConfig } from '../../lib/config.js';
 import { QueenError } from '../../lib/errors.js';
 import { buildApp } from '../../lib/http/app.js';
 
-let db: TestDatabase;
-beforeAll(async () => {
-  db = await freshDatabase();
-});
-afterAll(() => db.dispose());
+const db = useDatabase();
 
 describe('every API response', () => {
   it('forbids caching, so a CDN in front of a function can never replay a pop', async () => {
-    const { call } = testApp(db);
+    const { call } = testClient(db);
     await call('POST', '/api/v1/push', { items: [{ queue: 'nocache', payload: 1 }] });
     const popped = await call('GET', '/api/v1/pop/queue/nocache');
     const empty = await call('GET', '/api/v1/pop/queue/nocache');
@@ -23,20 +19,20 @@ describe('every API response', () => {
   });
 
   it('answers an unknown route with a JSON 404 that has a stable code', async () => {
-    const res = await testApp(db).call('GET', '/api/v1/nope');
+    const res = await testClient(db).call('GET', '/api/v1/nope');
     expect(res.status).toBe(404);
     expect(res.body).toMatchObject({ code: 'route_not_found' });
   });
 
   it('answers /health with the database state and the version', async () => {
-    const res = await testApp(db).call('GET', '/health');
+    const res = await testClient(db).call('GET', '/health');
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ status: 'healthy', database: 'connected' });
     expect(typeof res.body.version).toBe('string');
   });
 
   it('answers a CORS preflight with 204 and an open origin', async () => {
-    const { app } = testApp(db);
+    const { app } = testClient(db);
     const res = await app.request('/api/v1/push', { method: 'OPTIONS', headers: { origin: 'https://example.com', 'access-control-request-method': 'POST' } });
     expect(res.status).toBe(204);
     expect(res.headers.get('access-control-allow-origin')).toBe('*');

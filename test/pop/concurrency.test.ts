@@ -1,19 +1,15 @@
 // Real PostgreSQL only: several consumers racing through one pool (PGlite is one connection).
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freshDatabase, type TestDatabase } from '../support/db.js';
+import { describe, expect, it } from 'vitest';
+import { testClient, type PopBody } from '../support/client.js';
+import { useDatabase } from '../support/db.js';
 import { testMode } from '../support/mode.js';
-import { broker, configureQueue, type PopBody } from './helpers.js';
+import { configureQueue } from './helpers.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe.skipIf(testMode() !== 'pg')('concurrent consumers on the real server', () => {
-  let db: TestDatabase;
-  let b: ReturnType<typeof broker>;
-  beforeAll(async () => {
-    db = await freshDatabase({ max: 24 });
-    b = broker(db);
-  });
-  afterAll(() => db.dispose());
+  const db = useDatabase({ max: 24 });
+  const b = testClient(db);
 
   /** Runs `consumers` loops popping `path` and acking everything until `total` messages arrived. */
   async function consume(path: string, consumers: number, total: number, group?: string, onBatch?: (body: PopBody) => Promise<void>) {
@@ -38,7 +34,7 @@ describe.skipIf(testMode() !== 'pg')('concurrent consumers on the real server', 
   }
 
   it('lets only one of four consumers of a group hold the lease on a single partition at a time', async () => {
-    await b.push('solo', 'only', 40);
+    await b.pushNumbered('solo', 'only', 40);
     let holders = 0;
     let overlap = false;
     const got = await consume('queue/solo?batch=5', 4, 40, undefined, async () => {
@@ -56,7 +52,7 @@ describe.skipIf(testMode() !== 'pg')('concurrent consumers on the real server', 
       for (let round = 0; round < 4; round++) {
         await Promise.all(
           Array.from({ length: 100 }, (_, p) =>
-            b.push('wide', `p${p}`, 25, (i) => `p${p}-${i}`, round * 25),
+            b.pushNumbered('wide', `p${p}`, 25, (i) => `p${p}-${i}`, round * 25),
           ),
         );
       }
@@ -71,7 +67,7 @@ describe.skipIf(testMode() !== 'pg')('concurrent consumers on the real server', 
   }, 120_000);
 
   it('gives two groups each every message', async () => {
-    await Promise.all(Array.from({ length: 20 }, (_, p) => b.push('fan', `p${p}`, 50)));
+    await Promise.all(Array.from({ length: 20 }, (_, p) => b.pushNumbered('fan', `p${p}`, 50)));
     const [one, two] = await Promise.all([
       consume('queue/fan?batch=20&consumerGroup=one', 4, 1000, 'one'),
       consume('queue/fan?batch=20&consumerGroup=two', 4, 1000, 'two'),
@@ -83,8 +79,8 @@ describe.skipIf(testMode() !== 'pg')('concurrent consumers on the real server', 
   }, 60_000);
 
   it('gives a dead consumer\'s batch to another consumer once its lease expires', async () => {
-    await b.push('crash', 'p', 3);
-    await configureQueue(db, 'crash', 'lease_time = 1');
+    await b.pushNumbered('crash', 'p', 3);
+    await configureQueue(db(), 'crash', 'lease_time = 1');
     const dead = await b.pop('queue/crash?batch=3');
     expect(dead.body.messages).toHaveLength(3);
     expect((await b.pop('queue/crash?batch=3')).status).toBe(204);

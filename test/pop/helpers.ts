@@ -1,69 +1,5 @@
-// Shared by the pop and ack suites: drive the broker over HTTP and peek at cursor rows.
+// Shared by the pop and ack suites: peek at and adjust cursor and queue rows.
 import type { Database } from '../../lib/db/types.js';
-import { testApp, type TestAppOptions } from '../support/app.js';
-
-export type Call = ReturnType<typeof testApp>['call'];
-
-export interface Msg {
-  id: string;
-  transactionId: string;
-  traceId: string | null;
-  data: unknown;
-  producerSub: string | null;
-  createdAt: string;
-  partitionId: string;
-  partition: string;
-  queue: string;
-  leaseId: string;
-  consumerGroup: string;
-  offset: number;
-  attempt: number;
-}
-
-export interface PopBody {
-  success: boolean;
-  queue: string;
-  partition: string;
-  partitionId: string;
-  leaseId: string;
-  consumerGroup: string;
-  partitionsClaimed: number;
-  messages: Msg[];
-}
-
-export function broker(db: Database, options: TestAppOptions = {}) {
-  const { call } = testApp(db, options);
-  return {
-    call,
-    /** Pushes one segment of `payloads` (or `txns.length` items) to queue/partition. */
-    async push(queue: string, partition: string, count: number, txn = (i: number) => `${partition}-${i}`, start = 0) {
-      const items = Array.from({ length: count }, (_, i) => ({
-        queue,
-        partition,
-        payload: { n: start + i },
-        transactionId: txn(start + i),
-      }));
-      const res = await call('POST', '/api/v1/push', { items });
-      if (res.status !== 201) throw new Error(`push failed: ${res.status} ${res.text}`);
-      return res.body as { offset: number; partition_id: string; status: string }[];
-    },
-    async pop(path: string): Promise<{ status: number; body: PopBody }> {
-      const res = await call('GET', `/api/v1/pop/${path}`);
-      return { status: res.status, body: res.body as PopBody };
-    },
-    async ack(items: object[], consumerGroup?: string) {
-      const res = await call('POST', '/api/v1/ack/batch', { consumerGroup, acknowledgments: items });
-      return res as { status: number; body: any[] };
-    },
-    /** Acks every message of a pop with one status. */
-    ackAll(body: PopBody, status = 'completed', group?: string) {
-      return this.ack(
-        body.messages.map((m) => ({ transactionId: m.transactionId, partitionId: m.partitionId, leaseId: body.leaseId, status })),
-        group,
-      );
-    },
-  };
-}
 
 export async function cursor(db: Database, queue: string, partition: string, group = '__QUEUE_MODE__') {
   const [row] = await db.query<Record<string, any>>(
@@ -89,5 +25,3 @@ export async function expireLeases(db: Database, queue: string, group = '__QUEUE
     [queue, group],
   );
 }
-
-export const offsets = (body: PopBody | null) => (body?.messages ?? []).map((m) => m.offset);

@@ -1,18 +1,14 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freshDatabase, type TestDatabase } from '../support/db.js';
-import { broker, cursor, offsets } from './helpers.js';
+import { describe, expect, it } from 'vitest';
+import { offsets, testClient } from '../support/client.js';
+import { useDatabase } from '../support/db.js';
+import { cursor } from './helpers.js';
 
-let db: TestDatabase;
-let b: ReturnType<typeof broker>;
-beforeAll(async () => {
-  db = await freshDatabase();
-  b = broker(db);
-});
-afterAll(() => db.dispose());
+const db = useDatabase();
+const b = testClient(db);
 
 // Pretend time passed: partitions were written long ago and the group last scanned recently.
 async function age(queue: string) {
-  await db.query(
+  await db().query(
     `UPDATE queen.log_partitions p SET last_write_at = now() - interval '1 day' FROM queen.queues q WHERE q.id = p.queue_id AND q.name = $1`,
     [queue],
   );
@@ -20,7 +16,7 @@ async function age(queue: string) {
 
 describe('wildcard pop', () => {
   it('still finds an old backlog the group left behind, long after the partition was written', async () => {
-    await b.push('old', 'a', 4);
+    await b.pushNumbered('old', 'a', 4);
     const first = await b.pop('queue/old?batch=2');
     await b.ackAll(first.body);
     await age('old');
@@ -28,18 +24,18 @@ describe('wildcard pop', () => {
   });
 
   it('finds a partition written after the group caught up even when the group stayed away longer than the slack', async () => {
-    await b.push('idle', 'a', 1);
+    await b.pushNumbered('idle', 'a', 1);
     await b.ackAll((await b.pop('queue/idle')).body);
     expect((await b.pop('queue/idle')).status).toBe(204);
-    await b.push('idle', 'a', 1, undefined, 1);
-    await db.query(`UPDATE queen.consumer_subscriptions SET scanned_at = now() - interval '1 hour'`);
+    await b.pushNumbered('idle', 'a', 1, undefined, 1);
+    await db().query(`UPDATE queen.consumer_subscriptions SET scanned_at = now() - interval '1 hour'`);
     await age('idle');
-    await db.query(`UPDATE queen.log_partitions SET last_write_at = now() - interval '30 minutes' WHERE name = 'a'`);
+    await db().query(`UPDATE queen.log_partitions SET last_write_at = now() - interval '30 minutes' WHERE name = 'a'`);
     expect(offsets((await b.pop('queue/idle')).body)).toEqual([1]);
   });
 
   it('gives a new group every old partition from the beginning', async () => {
-    for (const p of ['x', 'y', 'z']) await b.push('history', p, 1);
+    for (const p of ['x', 'y', 'z']) await b.pushNumbered('history', p, 1);
     await age('history');
     const seen = new Set<string>();
     for (let i = 0; i < 5; i++) {
@@ -51,7 +47,7 @@ describe('wildcard pop', () => {
   });
 
   it('flags partitions it saw with a backlog but did not claim, so a later pop finds them after they age', async () => {
-    for (const p of ['p1', 'p2', 'p3']) await b.push('flagged', p, 1);
+    for (const p of ['p1', 'p2', 'p3']) await b.pushNumbered('flagged', p, 1);
     const { body } = await b.pop('queue/flagged?consumerGroup=g');
     await b.ackAll(body, 'completed', 'g');
     await age('flagged');
@@ -64,30 +60,30 @@ describe('wildcard pop', () => {
     }
     expect(rest.size).toBe(2);
     expect(rest.has(body.partition)).toBe(false);
-    for (const p of ['p1', 'p2', 'p3']) expect((await cursor(db, 'flagged', p, 'g')).pending).toBe(false);
+    for (const p of ['p1', 'p2', 'p3']) expect((await cursor(db(), 'flagged', p, 'g')).pending).toBe(false);
   });
 
   it('finds a backlog again after a cursor is moved backwards (a seek) on an idle partition', async () => {
-    await b.push('rewind', 'a', 2);
+    await b.pushNumbered('rewind', 'a', 2);
     await b.ackAll((await b.pop('queue/rewind?batch=2')).body);
     expect((await b.pop('queue/rewind')).status).toBe(204);
     await age('rewind');
-    await db.query(`UPDATE queen.log_consumers SET committed = -1 WHERE queue_id = (SELECT id FROM queen.queues WHERE name = 'rewind')`);
+    await db().query(`UPDATE queen.log_consumers SET committed = -1 WHERE queue_id = (SELECT id FROM queen.queues WHERE name = 'rewind')`);
     expect(offsets((await b.pop('queue/rewind?batch=5')).body)).toEqual([0, 1]);
   });
 
   it('reads only candidate partitions: the scan touches the partition with work, not the idle ones', async () => {
-    for (let i = 0; i < 50; i++) await b.push('wide', `p${i}`, 1);
+    for (let i = 0; i < 50; i++) await b.pushNumbered('wide', `p${i}`, 1);
     for (let i = 0; i < 60; i++) {
       const r = await b.pop('queue/wide?batch=10&partitions=10');
       if (r.status === 204) break;
       await b.ackAll(r.body);
     }
     await age('wide');
-    await b.push('wide', 'p7', 1, undefined, 1);
-    const id = (await db.query<{ id: string }>(`SELECT id FROM queen.queues WHERE name = 'wide'`))[0]!.id;
-    const [sub] = await db.query<{ scanned_at: Date }>(`SELECT scanned_at FROM queen.consumer_subscriptions WHERE queue_id = $1`, [id]);
-    const candidates = await db.query<{ n: string }>(
+    await b.pushNumbered('wide', 'p7', 1, undefined, 1);
+    const id = (await db().query<{ id: string }>(`SELECT id FROM queen.queues WHERE name = 'wide'`))[0]!.id;
+    const [sub] = await db().query<{ scanned_at: Date }>(`SELECT scanned_at FROM queen.consumer_subscriptions WHERE queue_id = $1`, [id]);
+    const candidates = await db().query<{ n: string }>(
       `SELECT count(*) AS n FROM (
          SELECT lp.id FROM queen.log_partitions lp WHERE lp.queue_id = $1 AND lp.last_write_at >= $2::timestamptz - interval '2 minutes'
          UNION SELECT lc.partition_id FROM queen.log_consumers lc WHERE lc.queue_id = $1 AND lc.consumer_group = '__QUEUE_MODE__' AND lc.pending) c`,

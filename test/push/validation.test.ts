@@ -1,25 +1,23 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { testApp } from '../support/app.js';
-import { freshDatabase, type TestDatabase } from '../support/db.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { testClient } from '../support/client.js';
+import { useDatabase } from '../support/db.js';
 import { countRows, item } from './helpers.js';
 
-let db: TestDatabase;
+const db = useDatabase();
 beforeAll(async () => {
-  db = await freshDatabase();
   // One queue already exists, so "nothing written" also covers an existing partition.
-  await testApp(db).call('POST', '/api/v1/push', { items: [item('exists', 1)] });
+  await testClient(db).call('POST', '/api/v1/push', { items: [item('exists', 1)] });
 });
-afterAll(() => db.dispose());
 
 const good = item('exists', { ok: true });
 
 async function refused(body: unknown, status: number, code: string, message: RegExp, config = {}) {
-  const before = await countRows(db);
-  const res = await testApp(db, { config }).call('POST', '/api/v1/push', body);
+  const before = await countRows(db());
+  const res = await testClient(db, { config }).call('POST', '/api/v1/push', body);
   expect(res.status).toBe(status);
   expect(res.body.code).toBe(code);
   expect(res.body.error).toMatch(message);
-  expect(await countRows(db)).toEqual(before);
+  expect(await countRows(db())).toEqual(before);
 }
 
 describe('bad push input writes nothing', () => {
@@ -67,7 +65,7 @@ describe('bad push input writes nothing', () => {
   });
 
   it('accepts what the SPEC allows: null trace id and partition, any UUID version, missing payload as null', async () => {
-    const res = await testApp(db).call('POST', '/api/v1/push', {
+    const res = await testClient(db).call('POST', '/api/v1/push', {
       items: [
         item('exists', 1, { traceId: null, partition: null, transactionId: null }),
         item('exists', 1, { traceId: 'A0EEBC99-9C0B-4EF8-BB6D-6BB9BD380A11' }),

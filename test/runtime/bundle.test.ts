@@ -8,7 +8,7 @@ import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bundleLambda, LAMBDA_FUNCTIONS, type BundleInfo } from '../../scripts/bundle.js';
-import { freshDatabase, type TestDatabase } from '../support/db.js';
+import { useDatabase } from '../support/db.js';
 import { testMode } from '../support/mode.js';
 import { functionUrlEvent, JWT_SECRET, token } from './support.js';
 
@@ -30,11 +30,7 @@ describe('Lambda bundles', () => {
   });
 
   describe.skipIf(testMode() !== 'pg')('on the real PostgreSQL', () => {
-    let db: TestDatabase;
-    beforeAll(async () => {
-      db = await freshDatabase();
-    });
-    afterAll(() => db.dispose());
+    const db = useDatabase();
 
     it('pushes from the push bundle run by plain Node outside the repository', async () => {
       const push = bundles.find((b) => b.name === 'push')!;
@@ -51,12 +47,12 @@ describe('Lambda bundles', () => {
       );
       const { stdout } = await promisify(execFile)(process.execPath, [script], {
         cwd: push.dir,
-        env: { PATH: process.env.PATH ?? '', DATABASE_URL: db.url!, JWT_SECRET },
+        env: { PATH: process.env.PATH ?? '', DATABASE_URL: db().url!, JWT_SECRET },
       });
       const result = JSON.parse(stdout) as { statusCode: number; body: string };
       expect(result.statusCode, result.body).toBe(201);
       expect(JSON.parse(result.body)).toMatchObject([{ status: 'queued', queueName: 'bundled', offset: 0 }]);
-      const [segment] = await db.query<{ blob: Uint8Array }>('SELECT blob FROM queen.log_segments');
+      const [segment] = await db().query<{ blob: Uint8Array }>('SELECT blob FROM queen.log_segments');
       expect(segment!.blob.length).toBeLessThan(2000);
     });
   });

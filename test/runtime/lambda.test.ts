@@ -1,36 +1,32 @@
 // The deployed Lambda entry points, invoked in-process with function-URL (payload 2.0) events
 // against the real PostgreSQL, auth on as in a deployment.
 import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { connect } from '../../lib/db/client.js';
 import type { Database } from '../../lib/db/types.js';
 import { EXPECTED_MIGRATION } from '../../lib/db/schema-version.js';
 import { createLambdaHandler } from '../../lib/http/runtime/lambda.js';
 import push from '../../functions/push.js';
-import { freshDatabase, type TestDatabase } from '../support/db.js';
+import { useDatabase } from '../support/db.js';
 import { adminUrl, databaseUrl, testMode } from '../support/mode.js';
 import { functionUrlEvent, JWT_SECRET, parseResult, token, type LambdaResult } from './support.js';
 
 type Handler = (event: unknown, context?: unknown) => Promise<LambdaResult>;
 
 describe.skipIf(testMode() !== 'pg')('Lambda function-URL handlers', () => {
-  let db: TestDatabase;
+  const db = useDatabase();
   let handlers: Record<'push' | 'pop' | 'ack', Handler>;
   let writer: string;
 
   beforeAll(async () => {
-    db = await freshDatabase();
     // The entry modules read their configuration from process.env when they load, as on Lambda.
-    Object.assign(process.env, { DATABASE_URL: db.url, JWT_SECRET, QUEEN_AUTH: '' });
+    Object.assign(process.env, { DATABASE_URL: db().url, JWT_SECRET, QUEEN_AUTH: '' });
     handlers = {
       push: (await import('../../functions/lambda/push.js')).handler as unknown as Handler,
       pop: (await import('../../functions/lambda/pop.js')).handler as unknown as Handler,
       ack: (await import('../../functions/lambda/ack.js')).handler as unknown as Handler,
     };
     writer = await token({ role: 'read-write', sub: 'lambda-test' });
-  });
-  afterAll(async () => {
-    await db.dispose();
   });
 
   const call = async (fn: keyof typeof handlers, ...args: Parameters<typeof functionUrlEvent>) =>
@@ -112,8 +108,8 @@ describe.skipIf(testMode() !== 'pg')('Lambda function-URL handlers', () => {
     const body = { items: [{ queue: 'lambda-retained', payload: 'old' }] };
     expect((await call('push', 'POST', '/api/v1/push', { body, headers: auth })).status).toBe(201);
     // Age the segment instead of waiting: retention compares PostgreSQL times only.
-    await db.query("UPDATE queen.queues SET retention_enabled = true, retention_seconds = 60 WHERE name = 'lambda-retained'");
-    await db.query("UPDATE queen.log_segments s SET created_at = now() - interval '2 hours' FROM queen.log_partitions p JOIN queen.queues q ON q.id = p.queue_id WHERE s.partition_id = p.id AND q.name = 'lambda-retained'");
+    await db().query("UPDATE queen.queues SET retention_enabled = true, retention_seconds = 60 WHERE name = 'lambda-retained'");
+    await db().query("UPDATE queen.log_segments s SET created_at = now() - interval '2 hours' FROM queen.log_partitions p JOIN queen.queues q ON q.id = p.queue_id WHERE s.partition_id = p.id AND q.name = 'lambda-retained'");
     const { handler } = await import('../../functions/lambda/retention.js');
     const scheduled = { version: '0', id: 'e1', 'detail-type': 'Scheduled Event', source: 'aws.events', time: new Date().toISOString(), resources: [], detail: {} };
     const report = (await (handler as (e: unknown) => Promise<any>)(scheduled)) as { queues: { queue: string; segmentsDeleted: number }[] };

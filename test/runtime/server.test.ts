@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freshDatabase, type TestDatabase } from '../support/db.js';
+import { useDatabase } from '../support/db.js';
 import { testMode } from '../support/mode.js';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
@@ -54,22 +54,16 @@ async function waitFor(what: string, check: () => boolean, ms = 60_000) {
 
 describe('npm start (server.ts)', () => {
   let dir: string;
-  let db: TestDatabase | undefined;
+  const db = testMode() === 'pg' ? useDatabase() : undefined;
   let env: Record<string, string>;
   const children: ChildProcess[] = [];
 
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), 'queen-server-'));
-    if (testMode() === 'pg') {
-      db = await freshDatabase();
-      env = { DATABASE_URL: db.url! };
-    } else {
-      env = { DATABASE_URL: '' };
-    }
+    env = { DATABASE_URL: db ? db().url! : '' };
   });
   afterAll(async () => {
     for (const child of children) if (child.exitCode === null) child.kill('SIGKILL');
-    await db?.dispose();
     await rm(dir, { recursive: true, force: true });
   });
 

@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bundleWorker } from '../../scripts/bundle.js';
 import { startWsProxy, type WsProxy } from '../../scripts/ws-proxy.js';
-import { freshDatabase, type TestDatabase } from '../support/db.js';
+import { useDatabase } from '../support/db.js';
 import { testMode } from '../support/mode.js';
 import { freePort, JWT_SECRET, token } from './support.js';
 
@@ -45,7 +45,7 @@ ${workers.join('\n')}
 
 describe.skipIf(testMode() !== 'pg')('Cloudflare workerd', () => {
   let dir: string;
-  let db: TestDatabase;
+  const db = useDatabase();
   let proxy: WsProxy;
   let workerd: ChildProcess;
   let log = '';
@@ -53,14 +53,14 @@ describe.skipIf(testMode() !== 'pg')('Cloudflare workerd', () => {
 
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), 'queen-workerd-'));
-    [db, proxy] = await Promise.all([freshDatabase(), startWsProxy()]);
+    proxy = await startWsProxy();
     await Promise.all(FAMILIES.map((f) => bundleWorker(f, dir)));
     const ports: Record<string, number> = {};
     for (const f of FAMILIES) {
       ports[f] = await freePort();
       base[f] = `http://127.0.0.1:${ports[f]}`;
     }
-    await writeFile(join(dir, 'config.capnp'), capnpConfig(ports, { DATABASE_URL: db.url!, NEON_WS_PROXY: proxy.address, JWT_SECRET }));
+    await writeFile(join(dir, 'config.capnp'), capnpConfig(ports, { DATABASE_URL: db().url!, NEON_WS_PROXY: proxy.address, JWT_SECRET }));
     workerd = spawn(WORKERD, ['serve', 'config.capnp', '--verbose'], { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
     workerd.stdout!.on('data', (d) => (log += d));
     workerd.stderr!.on('data', (d) => (log += d));
@@ -70,7 +70,6 @@ describe.skipIf(testMode() !== 'pg')('Cloudflare workerd', () => {
   afterAll(async () => {
     workerd?.kill('SIGTERM');
     await proxy?.close();
-    await db?.dispose();
     await rm(dir, { recursive: true, force: true });
   });
 

@@ -1,10 +1,10 @@
 // Encryption at rest through the real routes: stored blobs hold ciphertext, reads decrypt, a wrong or missing key fails loudly.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { decryptPayload, importEncryptionKey } from '../../lib/broker/encryption.js';
 import { unpackFrames } from '../../lib/codec/frame.js';
 import { decompressSegment } from '../../lib/codec/segment.js';
 import { ensureZstd } from '../../lib/codec/zstd.js';
-import { freshDatabase, type TestDatabase } from '../support/db.js';
+import { useDatabase } from '../support/db.js';
 import { callerFor, type Caller } from './support.js';
 
 const KEY = '5f'.repeat(32);
@@ -17,23 +17,21 @@ const pushBody = (queue: string, transactionId?: string) =>
   `{"items":[{"queue":${JSON.stringify(queue)},${transactionId ? `"transactionId":${JSON.stringify(transactionId)},` : ''}"payload":${PAYLOAD_TEXT}}]}`;
 const TENANT = 'tenant-enc';
 
-let db: TestDatabase;
+const db = useDatabase();
 let withKey: Caller;
 let wrongKey: Caller;
 let noKey: Caller;
 
 beforeAll(async () => {
-  db = await freshDatabase();
   withKey = await callerFor(db, TENANT, 'enc-producer', { config: { encryptionKey: KEY } });
   wrongKey = await callerFor(db, TENANT, 'enc-producer', { config: { encryptionKey: OTHER_KEY } });
   noKey = await callerFor(db, TENANT, 'enc-producer', { config: { encryptionKey: undefined } });
   await ensureZstd();
 });
-afterAll(() => db.dispose());
 
 /** The decompressed frames of every stored segment of a queue, oldest first. */
 async function storedFrames(queue: string) {
-  const rows = await db.query<{ blob: Uint8Array }>(
+  const rows = await db().query<{ blob: Uint8Array }>(
     `SELECT s.blob FROM queen.log_segments s JOIN queen.log_partitions p ON p.id = s.partition_id
      JOIN queen.queues q ON q.id = p.queue_id WHERE q.tenant_id = $1 AND q.name = $2 ORDER BY p.id, s.base_offset`,
     [TENANT, queue],
@@ -89,7 +87,7 @@ describe('encryption at rest', () => {
     const m = (await withKey('GET', '/api/v1/pop/queue/vault-dlq')).body.messages[0];
     const ack = await withKey('POST', '/api/v1/ack', { transactionId: 'd-1', partitionId: m.partitionId, leaseId: m.leaseId, status: 'dlq', error: 'poison' });
     expect(ack.status).toBe(200);
-    const rows = await db.query<{ payload: Uint8Array; encrypted: boolean }>('SELECT payload, encrypted FROM queen.log_dlq WHERE transaction_id = $1', ['d-1']);
+    const rows = await db().query<{ payload: Uint8Array; encrypted: boolean }>('SELECT payload, encrypted FROM queen.log_dlq WHERE transaction_id = $1', ['d-1']);
     expect(rows).toHaveLength(1);
     expect(rows[0]!.encrypted).toBe(true);
     expect(contains(rows[0]!.payload, SECRET_TEXT)).toBe(false);
@@ -143,7 +141,7 @@ describe('encryption at rest', () => {
 });
 
 async function partitionIdOf(queue: string): Promise<string> {
-  const rows = await db.query<{ id: string }>(
+  const rows = await db().query<{ id: string }>(
     'SELECT p.id FROM queen.log_partitions p JOIN queen.queues q ON q.id = p.queue_id WHERE q.tenant_id = $1 AND q.name = $2',
     [TENANT, queue],
   );

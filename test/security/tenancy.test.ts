@@ -1,12 +1,12 @@
 // Tenant A, an admin in its own tenant, drives every route at tenant B's resources: nothing may be read, changed or revealed.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freshDatabase, type TestDatabase } from '../support/db.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { useDatabase } from '../support/db.js';
 import { callerFor, enc, type Caller } from './support.js';
 
 const QUEUE_B = 'orders.invoices';
 const GROUP_B = 'billing-b';
 
-let db: TestDatabase;
+const db = useDatabase();
 let a: Caller;
 let b: Caller;
 /** What B created: its partition id, the live lease of its consumer group, the DLQ'd and the pending transaction ids. */
@@ -16,18 +16,17 @@ const bData = { partitionId: '', leaseId: '', dlqTxn: 'b-dead', leasedTxn: 'b-2'
 async function snapshotB() {
   const scope = `FROM queen.queues q JOIN queen.log_partitions p ON p.queue_id = q.id WHERE q.tenant_id = 'tenant-b'`;
   return {
-    queues: await db.query(`SELECT * FROM queen.queues WHERE tenant_id = 'tenant-b' ORDER BY id`),
-    partitions: await db.query(`SELECT p.* ${scope} ORDER BY p.id`),
-    segments: await db.query(`SELECT s.partition_id, s.base_offset, s.end_offset, md5(s.blob) AS blob ${scope.replace('WHERE', 'JOIN queen.log_segments s ON s.partition_id = p.id WHERE')} ORDER BY 1, 2`),
-    consumers: await db.query(`SELECT c.* ${scope.replace('WHERE', 'JOIN queen.log_consumers c ON c.partition_id = p.id WHERE')} ORDER BY c.consumer_group`),
-    subscriptions: await db.query(`SELECT s.* FROM queen.consumer_subscriptions s JOIN queen.queues q ON q.id = s.queue_id WHERE q.tenant_id = 'tenant-b' ORDER BY s.consumer_group`),
-    sidecars: await db.query(`SELECT t.partition_id, t.base_offset, md5(t.hashes) AS hashes ${scope.replace('WHERE', 'JOIN queen.log_txns t ON t.partition_id = p.id WHERE')} ORDER BY 1, 2`),
-    dlq: await db.query(`SELECT d.* ${scope.replace('WHERE', 'JOIN queen.log_dlq d ON d.partition_id = p.id WHERE')} ORDER BY d.msg_offset`),
+    queues: await db().query(`SELECT * FROM queen.queues WHERE tenant_id = 'tenant-b' ORDER BY id`),
+    partitions: await db().query(`SELECT p.* ${scope} ORDER BY p.id`),
+    segments: await db().query(`SELECT s.partition_id, s.base_offset, s.end_offset, md5(s.blob) AS blob ${scope.replace('WHERE', 'JOIN queen.log_segments s ON s.partition_id = p.id WHERE')} ORDER BY 1, 2`),
+    consumers: await db().query(`SELECT c.* ${scope.replace('WHERE', 'JOIN queen.log_consumers c ON c.partition_id = p.id WHERE')} ORDER BY c.consumer_group`),
+    subscriptions: await db().query(`SELECT s.* FROM queen.consumer_subscriptions s JOIN queen.queues q ON q.id = s.queue_id WHERE q.tenant_id = 'tenant-b' ORDER BY s.consumer_group`),
+    sidecars: await db().query(`SELECT t.partition_id, t.base_offset, md5(t.hashes) AS hashes ${scope.replace('WHERE', 'JOIN queen.log_txns t ON t.partition_id = p.id WHERE')} ORDER BY 1, 2`),
+    dlq: await db().query(`SELECT d.* ${scope.replace('WHERE', 'JOIN queen.log_dlq d ON d.partition_id = p.id WHERE')} ORDER BY d.msg_offset`),
   };
 }
 
 beforeAll(async () => {
-  db = await freshDatabase();
   a = await callerFor(db, 'tenant-a', 'alice');
   b = await callerFor(db, 'tenant-b', 'bob');
   const configured = await b('POST', '/api/v1/configure', { queue: QUEUE_B, namespace: 'orders', task: 'invoices', options: { leaseTime: 300 } });
@@ -40,7 +39,6 @@ beforeAll(async () => {
   const second = await b('GET', `/api/v1/pop/queue/${enc(QUEUE_B)}/partition/p1?consumerGroup=${GROUP_B}`);
   bData.leaseId = String(second.body?.leaseId ?? '');
 });
-afterAll(() => db.dispose());
 
 describe('tenant B has data for the matrix', () => {
   it('B sees its own queue, its live lease and its DLQ row', async () => {

@@ -1,6 +1,6 @@
 // A fresh, migrated database for one test file, on whichever backend the suite runs.
 import { readFile } from 'node:fs/promises';
-import { inject } from 'vitest';
+import { afterAll, beforeAll, inject } from 'vitest';
 import { connect } from '../../lib/db/client.js';
 import type { Database, DriverName } from '../../lib/db/types.js';
 import { adminUrl, databaseUrl, testMode } from './mode.js';
@@ -11,9 +11,31 @@ export interface TestDatabase extends Database {
   dispose(): Promise<void>;
 }
 
+export interface FreshDatabaseOptions {
+  driver?: DriverName;
+  neonWsProxy?: string;
+  max?: number;
+}
+
+/**
+ * A fresh database for the enclosing file or describe block: made before its tests, dropped after
+ * them. Returns an accessor, since the database exists only once the hook has run.
+ */
+export function useDatabase(options: FreshDatabaseOptions = {}): () => TestDatabase {
+  let db: TestDatabase | undefined;
+  beforeAll(async () => {
+    db = await freshDatabase(options);
+  });
+  afterAll(() => db?.dispose());
+  return () => {
+    if (!db) throw new Error('useDatabase(): the database exists inside tests and hooks only, after its beforeAll ran');
+    return db;
+  };
+}
+
 let counter = 0;
 
-export async function freshDatabase(options: { driver?: DriverName; neonWsProxy?: string; max?: number } = {}): Promise<TestDatabase> {
+export async function freshDatabase(options: FreshDatabaseOptions = {}): Promise<TestDatabase> {
   if (testMode() === 'pg') {
     const name = `queen_t${process.ppid}_${process.pid}_${Date.now().toString(36)}_${counter++}`;
     const admin = await connect({ url: adminUrl(), driver: 'pg', max: 1 });

@@ -1,0 +1,127 @@
+// The one HTTP test client: the whole broker as one Hono app over a test database, driven with
+// real requests, plus the few request shapes the suites send again and again.
+import { allFunctions } from '../../functions/index.js';
+import { readConfig, type Config } from '../../lib/config.js';
+import type { Database } from '../../lib/db/types.js';
+import { buildApp, type AppOptions } from '../../lib/http/app.js';
+import type { Principal } from '../../lib/http/context.js';
+
+export interface ClientOptions {
+  config?: Partial<Config>;
+  /** Who calls, e.g. `{ tenant: 'acme' }` or `{ role: 'read-only' }`; default: an admin of the default tenant. */
+  as?: Partial<Principal>;
+  /** Real authentication instead (with `headers` carrying the token). */
+  authenticate?: AppOptions['authenticate'];
+  /** Sent with every request. */
+  headers?: Record<string, string>;
+  log?: AppOptions['log'];
+}
+
+export interface Msg {
+  id: string;
+  transactionId: string;
+  traceId: string | null;
+  data: unknown;
+  producerSub: string | null;
+  createdAt: string;
+  partitionId: string;
+  partition: string;
+  queue: string;
+  leaseId: string;
+  consumerGroup: string;
+  offset: number;
+  attempt: number;
+}
+
+export interface PopBody {
+  success: boolean;
+  queue: string;
+  partition: string;
+  partitionId: string;
+  leaseId: string;
+  consumerGroup: string;
+  partitionsClaimed: number;
+  messages: Msg[];
+}
+
+export interface Pushed {
+  transaction_id: string;
+  partition_id: string;
+  offset: number;
+  message_id: string;
+  status: string;
+}
+
+export type TestClient = ReturnType<typeof testClient>;
+
+/** `db` may be useDatabase()'s accessor: the database is looked up at each request. */
+export function testClient(db: Database | (() => Database), options: ClientOptions = {}) {
+  const config = { ...readConfig({}, { auth: 'none' }), ...options.config };
+  const principal: Principal = { tenant: 'default', sub: null, role: 'admin', ...options.as };
+  const app = buildApp(allFunctions, {
+    config,
+    database: typeof db === 'function' ? db : () => db,
+    authenticate: options.authenticate ?? (async () => principal),
+    log: options.log ?? (() => {}),
+  });
+
+  /** Sends a request; a non-string body is sent as JSON. Returns status and parsed JSON (or null). */
+  async function call<T = any>(method: string, path: string, body?: unknown, headers: Record<string, string> = {}) {
+    const init: RequestInit = { method, headers: { ...options.headers, ...headers } };
+    if (body !== undefined) {
+      init.body = typeof body === 'string' ? body : JSON.stringify(body);
+      (init.headers as Record<string, string>)['content-type'] = 'application/json';
+    }
+    const res = await app.request(path, init);
+    const text = await res.text();
+    return { status: res.status, body: (text ? JSON.parse(text) : null) as T, text, headers: res.headers };
+  }
+
+  /** One push request of `payloads` to queue/partition (one segment); throws unless 201. */
+  async function push(queue: string, partition: string, payloads: unknown[], txnIds?: string[]): Promise<Pushed[]> {
+    const items = payloads.map((payload, i) => ({ queue, partition, payload, ...(txnIds ? { transactionId: txnIds[i] } : {}) }));
+    const res = await call('POST', '/api/v1/push', { items });
+    if (res.status !== 201) throw new Error(`push failed: ${res.status} ${res.text}`);
+    return res.body;
+  }
+
+  const ackBatch = (items: object[], consumerGroup?: string) =>
+    call<any[]>('POST', '/api/v1/ack/batch', { consumerGroup, acknowledgments: items });
+
+  return {
+    app,
+    config,
+    call,
+    push,
+    /** One segment of `count` messages {n: start + i} with transactionIds txn(start + i). */
+    pushNumbered: (queue: string, partition: string, count: number, txn = (i: number) => `${partition}-${i}`, start = 0) =>
+      push(queue, partition, Array.from({ length: count }, (_, i) => ({ n: start + i })), Array.from({ length: count }, (_, i) => txn(start + i))),
+    /** One push request (one segment) per entry, each entry a list of payloads. */
+    async pushSegments(queue: string, segments: unknown[][], partition = 'Default') {
+      for (const payloads of segments) await push(queue, partition, payloads);
+    },
+    configure: (queue: string, opts: Record<string, unknown> = {}, extra: Record<string, unknown> = {}) =>
+      call('POST', '/api/v1/configure', { queue, options: opts, ...extra }),
+    /** GET /api/v1/pop/<path>, e.g. `queue/orders?batch=10`. */
+    pop: (path: string) => call<PopBody>('GET', `/api/v1/pop/${path}`),
+    popQueue: (queue: string, query: Record<string, string | number | boolean> = {}, partition?: string) => {
+      const qs = new URLSearchParams(Object.entries(query).map(([k, v]) => [k, String(v)])).toString();
+      const path = `queue/${encodeURIComponent(queue)}${partition ? `/partition/${encodeURIComponent(partition)}` : ''}`;
+      return call('GET', `/api/v1/pop/${qs ? `${path}?${qs}` : path}`);
+    },
+    ack: (body: Record<string, unknown>) => call('POST', '/api/v1/ack', body),
+    ackBatch,
+    /** Acks every message of a pop with one status. */
+    ackAll: (body: PopBody, status = 'completed', group?: string) =>
+      ackBatch(
+        body.messages.map((m) => ({ transactionId: m.transactionId, partitionId: m.partitionId, leaseId: body.leaseId, status })),
+        group,
+      ),
+    describe: (queue: string) => call('GET', `/api/v1/resources/queues/${encodeURIComponent(queue)}`),
+    seek: (group: string, queue: string, body: unknown) =>
+      call('POST', `/api/v1/consumer-groups/${encodeURIComponent(group)}/queues/${encodeURIComponent(queue)}/seek`, body),
+  };
+}
+
+/** The offsets a pop delivered; none for a 204. */
+export const offsets = (body: PopBody | null) => (body?.messages ?? []).map((m) => m.offset);

@@ -51,6 +51,13 @@ export interface WorkerSpec {
 }
 
 const RULE_KINDS: Record<string, Module['kind']> = { ESModule: 'esModule', CompiledWasm: 'wasm', Text: 'text', Data: 'data' };
+// wrangler's built-in rules, applied after the config's own.
+const DEFAULT_RULES = [
+  { type: 'ESModule', globs: ['**/*.mjs', '**/*.js'] },
+  { type: 'CompiledWasm', globs: ['**/*.wasm'] },
+  { type: 'Text', globs: ['**/*.txt', '**/*.html', '**/*.sql'] },
+  { type: 'Data', globs: ['**/*.bin'] },
+];
 
 /** The Worker wrangler would upload, from the bundle directory built for `main`. */
 export async function workerFromWrangler(config: WranglerConfig, bundleDir: string, secrets: Record<string, string>, extra: Binding[] = []): Promise<WorkerSpec> {
@@ -62,7 +69,7 @@ export async function workerFromWrangler(config: WranglerConfig, bundleDir: stri
     for (const file of (await readdir(bundleDir, { recursive: true })).sort()) {
       const path = join(bundleDir, file);
       if (path === main.path) continue;
-      const rule = config.rules?.find((r) => r.globs.some((g) => globMatches(g, file)));
+      const rule = [...(config.rules ?? []), ...DEFAULT_RULES].find((r) => r.globs.some((g) => globMatches(g, file)));
       if (!rule || !RULE_KINDS[rule.type]) throw new Error(`no wrangler rule uploads ${file}`);
       modules.push({ name: relative(dirname(main.path), path), kind: RULE_KINDS[rule.type]!, path });
     }
@@ -78,7 +85,7 @@ export async function workerFromWrangler(config: WranglerConfig, bundleDir: stri
   };
 }
 
-// wrangler's globs here are `**/*.ext` or plain names; that is all this needs to understand.
+// The globs in use are `**/*.ext` or plain names; that is all this needs to understand.
 function globMatches(glob: string, file: string): boolean {
   const star = /^\*\*\/\*(\.[\w.]+)$/.exec(glob);
   return star ? file.endsWith(star[1]!) : file === glob;

@@ -1,6 +1,7 @@
 // Deploys the broker to AWS with sst v4: one Lambda per route family behind one Router URL, the
-// retention cron, and a migration step the deploy runs before the new code goes live.
+// retention schedule, and a migration step the deploy runs before the new code goes live.
 //   npx sst secret set DatabaseUrl 'postgres://…' --stage prod && npx sst deploy --stage prod
+// Read at deploy time (docs/deploy-aws.md): QUEEN_AWS_REGION, QUEEN_RETENTION_SCHEDULE, JWT_JWKS_URL….
 
 // Which paths each route family answers (SPEC §3); the Router sends each prefix to its function.
 const ROUTES = {
@@ -11,6 +12,20 @@ const ROUTES = {
   Dlq: ['/api/v1/dlq', '/api/v1/messages'],
 } as const;
 
+// Each run wakes a suspended Neon compute for its 5-minute scale-to-zero window: every minute would
+// keep it running (and billed) around the clock, hourly costs at most 5 minutes an hour.
+const DEFAULT_RETENTION_SCHEDULE = 'rate(1 hour)';
+
+/** QUEEN_RETENTION_SCHEDULE: an EventBridge Scheduler rate()/cron() expression, or "off". */
+function retentionSchedule(raw = process.env.QUEEN_RETENTION_SCHEDULE) {
+  const value = raw?.trim() || DEFAULT_RETENTION_SCHEDULE;
+  if (value === 'off') return { schedule: DEFAULT_RETENTION_SCHEDULE, enabled: false } as const;
+  if (!/^(rate|cron)\(.+\)$/.test(value)) {
+    throw new Error(`QUEEN_RETENTION_SCHEDULE must be rate(…), cron(…) or off, e.g. "rate(6 hours)"; got "${value}"`);
+  }
+  return { schedule: value as `rate(${string})` | `cron(${string})`, enabled: true } as const;
+}
+
 export default $config({
   app(input) {
     return {
@@ -19,6 +34,9 @@ export default $config({
       version: '4.17.1',
       removal: input?.stage === 'prod' ? 'retain' : 'remove',
       protect: input?.stage === 'prod',
+      // Functions beside the Neon database; sst keeps the secrets in this region too, so set it for
+      // every sst command (a .env file next to this one does). Unset: the AWS profile's region.
+      ...(process.env.QUEEN_AWS_REGION ? { providers: { aws: { region: process.env.QUEEN_AWS_REGION } } } : {}),
     };
   },
   async run() {
@@ -91,11 +109,13 @@ export default $config({
       functions[name] = fn.url;
     }
 
-    new sst.aws.Cron(
+    // A run deletes in statements of 10,000 segments: the time limit covers a long backlog, and a
+    // run cut short leaves nothing half-done (the next run carries on).
+    new sst.aws.CronV2(
       'Retention',
       {
-        function: { ...shared, handler: 'functions/lambda/retention.handler', timeout: '55 seconds' },
-        schedule: 'rate(1 minute)',
+        function: { ...shared, handler: 'functions/lambda/retention.handler', timeout: '5 minutes' },
+        ...retentionSchedule(),
       },
       { dependsOn: [migration] },
     );

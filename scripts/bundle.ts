@@ -1,17 +1,18 @@
-// esbuild bundles per function: dist/lambda/<name>/index.mjs (Node 22, ESM, for Lambda) and
-// dist/workers/<name>/worker.js (workerd), each with zstd.wasm beside it.
-//   npx tsx scripts/bundle.ts            # prints each bundle's size
-import { copyFile, cp, rm, stat } from 'node:fs/promises';
+// esbuild bundles: dist/lambda/<name>/index.mjs per function (Node 22, ESM, for Lambda) and the one
+// Worker dist/workers/queen/worker.js (workerd, what wrangler.jsonc deploys), each with zstd.wasm.
+//   npx tsx scripts/bundle.ts [lambda|workers]   # prints each bundle's size, raw and gzipped
+import { copyFile, cp, readFile, rm, stat } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { gzipSync } from 'node:zlib';
 import { build } from 'esbuild';
 
 const root = resolve(fileURLToPath(new URL('..', import.meta.url)));
 const zstdDist = join(dirname(createRequire(import.meta.url).resolve('@bokuweb/zstd-wasm')), '..');
 
 export const LAMBDA_FUNCTIONS = ['push', 'pop', 'ack', 'configure', 'dlq', 'retention', 'migrate'] as const;
-export const WORKER_FUNCTIONS = ['push', 'pop', 'ack', 'configure', 'dlq'] as const;
+export const WORKER_FUNCTIONS = ['queen'] as const;
 
 export interface BundleInfo {
   target: 'lambda' | 'workers';
@@ -85,15 +86,25 @@ export async function bundleWorker(name: string, outRoot = join(root, 'dist')): 
   return { target: 'workers', name, dir, file, bytes: (await stat(file)).size };
 }
 
-export async function bundleAll(outRoot?: string): Promise<BundleInfo[]> {
-  const lambdas = await Promise.all(LAMBDA_FUNCTIONS.map((n) => bundleLambda(n, outRoot)));
-  const workers = await Promise.all(WORKER_FUNCTIONS.map((n) => bundleWorker(n, outRoot)));
+export async function bundleAll(outRoot?: string, targets: readonly BundleInfo['target'][] = ['lambda', 'workers']): Promise<BundleInfo[]> {
+  const lambdas = targets.includes('lambda') ? await Promise.all(LAMBDA_FUNCTIONS.map((n) => bundleLambda(n, outRoot))) : [];
+  const workers = targets.includes('workers') ? await Promise.all(WORKER_FUNCTIONS.map((n) => bundleWorker(n, outRoot))) : [];
   return [...lambdas, ...workers];
 }
 
+/** What a platform's size limit counts: the upload compressed (Workers: 3 MB free, 10 MB paid). */
+export async function gzippedBytes(file: string): Promise<number> {
+  return gzipSync(await readFile(file), { level: 9 }).length;
+}
+
 if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
-  const wasm = (await stat(join(zstdDist, 'common/zstd.wasm'))).size;
-  for (const b of await bundleAll()) {
-    console.log(`${b.target.padEnd(8)} ${b.name.padEnd(10)} ${(b.bytes / 1024).toFixed(1).padStart(7)} KiB  (+ zstd.wasm ${(wasm / 1024).toFixed(0)} KiB)  ${b.file.slice(root.length + 1)}`);
+  const targets = process.argv.slice(2).filter((a): a is BundleInfo['target'] => a === 'lambda' || a === 'workers');
+  const kib = (n: number) => `${(n / 1024).toFixed(1).padStart(6)} KiB`;
+  for (const b of await bundleAll(undefined, targets.length ? targets : undefined)) {
+    const wasm = join(b.dir, 'zstd.wasm');
+    const [js, wasmBytes, wasmGz] = [await gzippedBytes(b.file), (await stat(wasm)).size, await gzippedBytes(wasm)];
+    console.log(
+      `${b.target.padEnd(8)} ${b.name.padEnd(10)} ${kib(b.bytes)} (gzip ${kib(js)})  + zstd.wasm ${kib(wasmBytes)} (gzip ${kib(wasmGz)})  ${b.file.slice(root.length + 1)}`,
+    );
   }
 }

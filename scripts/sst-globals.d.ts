@@ -68,8 +68,12 @@ declare namespace sst {
       readonly url: SstOutput<string>;
       route(pattern: SstInput<string>, url: SstInput<string>, args?: { rewrite?: { regex: string; to: string } }): void;
     }
-    class Cron {
-      constructor(name: string, args: { function: SstInput<string | SstFunctionArgs>; schedule: SstInput<`rate(${string})` | `cron(${string})`>; event?: unknown }, opts?: SstComponentOptions);
+    class CronV2 {
+      constructor(
+        name: string,
+        args: { function: SstInput<string | SstFunctionArgs>; schedule: SstInput<`rate(${string})` | `cron(${string})` | `at(${string})`>; enabled?: SstInput<boolean>; event?: unknown },
+        opts?: SstComponentOptions,
+      );
     }
   }
 }

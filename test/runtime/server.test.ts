@@ -1,48 +1,13 @@
 // `npm start` as a user runs it: `tsx server.ts` as a child process, driven over HTTP, stopped with
 // SIGTERM and started again on the same data (PGlite in ./.queen, or the test PostgreSQL).
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { useDatabase } from '../support/db.js';
 import { testMode } from '../support/mode.js';
-
-const root = fileURLToPath(new URL('../../', import.meta.url));
-
-interface Running {
-  child: ChildProcess;
-  url: string;
-  output: () => string;
-  exited: Promise<number | null>;
-}
-
-async function startServer(cwd: string, env: Record<string, string>): Promise<Running> {
-  const child = spawn(join(root, 'node_modules/.bin/tsx'), [join(root, 'server.ts')], {
-    cwd,
-    env: { ...process.env, PORT: '0', RETENTION_INTERVAL: '500', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let output = '';
-  child.stdout!.on('data', (d) => (output += d));
-  child.stderr!.on('data', (d) => (output += d));
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  const url = await new Promise<string>((resolve, reject) => {
-    const timer = setInterval(() => {
-      const match = /listening on (http:\/\/\S+)/.exec(output);
-      if (match && output.includes('then: curl')) {
-        clearInterval(timer);
-        resolve(match[1]!);
-      }
-    }, 50);
-    void exited.then((code) => {
-      clearInterval(timer);
-      reject(new Error(`server exited with ${code} before listening:\n${output}`));
-    });
-  });
-  return { child, url, output: () => output, exited };
-}
+import { startServer } from '../support/server.js';
 
 async function waitFor(what: string, check: () => boolean, ms = 60_000) {
   const deadline = Date.now() + ms;

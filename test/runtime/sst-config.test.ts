@@ -54,8 +54,22 @@ function stubGlobals() {
   }
   vi.stubGlobal('$config', (input: unknown) => input);
   vi.stubGlobal('$app', { name: 'queen', stage: 'prod' });
-  vi.stubGlobal('sst', { Secret, aws: { Function: Fn, Router, Cron: record('Cron') } });
+  vi.stubGlobal('sst', { Secret, aws: { Function: Fn, Router, CronV2: record('CronV2') } });
   vi.stubGlobal('aws', { lambda: { Invocation: record('Invocation') } });
+}
+
+/** Runs the config again with some deploy-time variables set; the first run's records are restored after. */
+async function runWithEnv<T>(vars: Record<string, string>, inspect: () => T): Promise<T> {
+  const saved = { recorded: recorded.splice(0), routes: routes.splice(0) };
+  Object.assign(process.env, vars);
+  try {
+    await config.run();
+    return inspect();
+  } finally {
+    for (const key of Object.keys(vars)) delete process.env[key];
+    recorded.splice(0, recorded.length, ...saved.recorded);
+    routes.splice(0, routes.length, ...saved.routes);
+  }
 }
 
 const find = (kind: string, name?: string) => recorded.filter((r) => r.kind === kind && (name === undefined || r.name === name));
@@ -152,11 +166,34 @@ describe('sst.config.ts run()', () => {
     }
   });
 
-  it('runs retention every minute through the cron handler', async () => {
-    const cron = one('Cron', 'Retention');
-    expect(cron.args.schedule).toBe('rate(1 minute)');
+  it('runs retention hourly by default, so an idle Neon compute can still scale to zero', () => {
+    const cron = one('CronV2', 'Retention');
+    expect(cron.args).toMatchObject({ schedule: 'rate(1 hour)', enabled: true });
     expect(cron.args.function).toMatchObject({ handler: 'functions/lambda/retention.handler', architecture: 'arm64', environment: { DATABASE_URL: '<secret DatabaseUrl>' } });
     expect(existsSync(join(root, 'functions/lambda/retention.ts'))).toBe(true);
+  });
+
+  it.each([
+    ['rate(15 minutes)', { schedule: 'rate(15 minutes)', enabled: true }],
+    ['cron(0 3 * * ? *)', { schedule: 'cron(0 3 * * ? *)', enabled: true }],
+    ['off', { enabled: false }],
+  ])('takes the retention schedule %s from QUEEN_RETENTION_SCHEDULE at deploy time', async (value, expected) => {
+    const cron = await runWithEnv({ QUEEN_RETENTION_SCHEDULE: value }, () => one('CronV2', 'Retention'));
+    expect(cron.args).toMatchObject(expected);
+  });
+
+  it('refuses to deploy a retention schedule EventBridge would not accept, naming the variable', async () => {
+    await expect(runWithEnv({ QUEEN_RETENTION_SCHEDULE: 'every hour' }, () => undefined)).rejects.toThrow(/QUEEN_RETENTION_SCHEDULE must be rate\(…\), cron\(…\) or off.*"every hour"/);
+  });
+
+  it('pins the AWS region from QUEEN_AWS_REGION, and leaves the profile region alone without it', async () => {
+    expect(config.app({ stage: 'prod' }).providers).toBeUndefined();
+    process.env.QUEEN_AWS_REGION = 'eu-central-1';
+    try {
+      expect(config.app({ stage: 'prod' }).providers).toEqual({ aws: { region: 'eu-central-1' } });
+    } finally {
+      delete process.env.QUEEN_AWS_REGION;
+    }
   });
 
   it('migrates on every deploy through a Lambda invoked by the deploy, with the migrations shipped', () => {

@@ -1,7 +1,6 @@
 // Helpers for the runtime tests: function-URL events as AWS sends them, tokens, free ports.
 import { randomUUID } from 'node:crypto';
 import { createServer } from 'node:net';
-import type { AddressInfo } from 'node:net';
 import { SignJWT } from 'jose';
 
 export const JWT_SECRET = 'queen-runtime-test-secret-0123456789';
@@ -70,13 +69,15 @@ export function parseResult(result: LambdaResult): { status: number; body: any }
   return { status: result.statusCode, body: text ? JSON.parse(text) : null };
 }
 
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as AddressInfo;
-      server.close(() => resolve(port));
+/** The first free loopback port at or after `from`, below `to`: servers the tests start stay in the deploy range. */
+export async function portFrom(from: number, to = from + 10): Promise<number> {
+  for (let port = from; port < to; port++) {
+    const free = await new Promise<boolean>((resolve) => {
+      const server = createServer();
+      server.once('error', () => resolve(false));
+      server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
     });
-  });
+    if (free) return port;
+  }
+  throw new Error(`no free port in ${from}..${to - 1}`);
 }

@@ -1,6 +1,8 @@
-// The Cloudflare option end to end: push, pop and ack bundled as three Workers exactly as
-// scripts/bundle.ts ships them, served by the real workerd binary, reaching the real PostgreSQL
-// with the Neon driver through the local WebSocket proxy, auth on.
+// The Cloudflare deployment end to end: the Worker bundle `wrangler deploy` uploads, served by the
+// real workerd binary with a config derived from wrangler.jsonc, reaching the real PostgreSQL with
+// the Neon driver through the local WebSocket proxy, auth on. Two test-only Workers sit beside it:
+// one fires the bundle's `scheduled` export (workerd has no cron clock), one runs the plain-fetch
+// example inside a Worker.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -8,126 +10,210 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bundleWorker } from '../../scripts/bundle.js';
+import { readWranglerConfig, workerdConfigText, workerFromWrangler, type WranglerConfig } from '../../scripts/workerd-config.js';
 import { startWsProxy, type WsProxy } from '../../scripts/ws-proxy.js';
-import { useDatabase } from '../support/db.js';
+import { freshDatabase, type TestDatabase } from '../support/db.js';
 import { testMode } from '../support/mode.js';
-import { freePort, JWT_SECRET, token } from './support.js';
+import { JWT_SECRET, portFrom, token } from './support.js';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 const WORKERD = join(root, 'node_modules/@cloudflare/workerd-linux-64/bin/workerd');
-// push, pop and ack carry the flow; configure and dlq are started to prove they load and connect.
-const FAMILIES = ['push', 'pop', 'ack', 'configure', 'dlq'] as const;
 
-function capnpConfig(ports: Record<string, number>, bindings: Record<string, string>): string {
-  const text = Object.entries(bindings).map(([k, v]) => `(name = ${JSON.stringify(k)}, text = ${JSON.stringify(v)})`).join(', ');
-  const workers = FAMILIES.map(
-    (f) => `const ${f}Worker :Workerd.Worker = (
-  modules = [(name = "worker.js", esModule = embed "workers/${f}/worker.js"), (name = "./zstd.wasm", wasm = embed "workers/${f}/zstd.wasm")],
-  compatibilityDate = "2025-09-01",
-  bindings = [${text}],
-  globalOutbound = "internet",
-);`,
-  );
-  return `using Workerd = import "/workerd/workerd.capnp";
-const config :Workerd.Config = (
-  services = [
-    ${FAMILIES.map((f) => `(name = "${f}", worker = .${f}Worker),`).join('\n    ')}
-    # workerd refuses private and loopback addresses unless the outbound network allows them.
-    (name = "internet", network = (allow = ["public", "private", "local"])),
-  ],
-  sockets = [
-    ${FAMILIES.map((f) => `(name = "${f}", address = "127.0.0.1:${ports[f]}", http = (), service = "${f}"),`).join('\n    ')}
-  ],
-);
-${workers.join('\n')}
-`;
-}
+// Calls the deployed Worker's scheduled() through a service binding, as Cloudflare's cron does.
+const CRON_TRIGGER = `export default {
+  async fetch(request, env) {
+    const cron = new URL(request.url).searchParams.get('cron');
+    return Response.json(await env.QUEEN.scheduled({ cron, scheduledTime: Date.now() }));
+  },
+};`;
 
-describe.skipIf(testMode() !== 'pg')('Cloudflare workerd', () => {
+const EXAMPLE_IN_A_WORKER = `import { demo, queenClient } from './fetch-client.mjs';
+export default {
+  async fetch(request, env) {
+    return Response.json(await demo(queenClient(env.BASE, { token: env.TOKEN }), 'edge-example'));
+  },
+};`;
+
+let wrangler: WranglerConfig;
+beforeAll(async () => {
+  wrangler = await readWranglerConfig(join(root, 'wrangler.jsonc'));
+});
+
+describe('wrangler.jsonc', () => {
+  it('deploys the bundle scripts/bundle.ts builds, through the build command, without re-bundling it', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'queen-wrangler-'));
+    try {
+      const bundle = await bundleWorker('queen', dir);
+      expect(wrangler.main).toBe(join('dist', bundle.file.slice(dir.length + 1)));
+      expect(wrangler).toMatchObject({ no_bundle: true, find_additional_modules: true, build: { command: 'npm run bundle -- workers' }, workers_dev: true });
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('keeps a long-poll inside the 30 s a runtime update grants and runs retention less often than Neon suspends', () => {
+    expect(Number(wrangler.vars?.QUEEN_MAX_WAIT_MS)).toBeLessThan(30_000);
+    expect(wrangler.vars?.QUEEN_AUTH).toBe('jwt');
+    expect(wrangler.triggers?.crons).toEqual(['0 * * * *']);
+    expect(wrangler.secrets?.required).toEqual(['DATABASE_URL', 'JWT_SECRET']);
+  });
+});
+
+describe.skipIf(testMode() !== 'pg')('the Cloudflare Worker in workerd', () => {
   let dir: string;
-  const db = useDatabase();
+  let db: TestDatabase;
   let proxy: WsProxy;
   let workerd: ChildProcess;
   let log = '';
-  const base: Record<string, string> = {};
+  const url: Record<'queen' | 'cron' | 'client', string> = { queen: '', cron: '', client: '' };
 
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), 'queen-workerd-'));
-    proxy = await startWsProxy();
-    await Promise.all(FAMILIES.map((f) => bundleWorker(f, dir)));
-    const ports: Record<string, number> = {};
-    for (const f of FAMILIES) {
-      ports[f] = await freePort();
-      base[f] = `http://127.0.0.1:${ports[f]}`;
-    }
-    await writeFile(join(dir, 'config.capnp'), capnpConfig(ports, { DATABASE_URL: db().url!, NEON_WS_PROXY: proxy.address, JWT_SECRET }));
-    workerd = spawn(WORKERD, ['serve', 'config.capnp', '--verbose'], { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
+    [db, proxy] = await Promise.all([freshDatabase(), startWsProxy()]);
+    const bundle = await bundleWorker('queen', dir);
+    const ports = { queen: await portFrom(7310, 7320) } as Record<keyof typeof url, number>;
+    ports.cron = await portFrom(ports.queen + 1, 7320);
+    ports.client = await portFrom(ports.cron + 1, 7320);
+    for (const k of Object.keys(ports) as (keyof typeof url)[]) url[k] = `http://127.0.0.1:${ports[k]}`;
+
+    await writeFile(join(dir, 'cron.js'), CRON_TRIGGER);
+    await writeFile(join(dir, 'client.js'), EXAMPLE_IN_A_WORKER);
+    const queen = await workerFromWrangler(wrangler, bundle.dir, { DATABASE_URL: db.url!, JWT_SECRET }, [{ name: 'NEON_WS_PROXY', text: proxy.address }]);
+    const config = workerdConfigText({
+      dir,
+      workers: [
+        queen,
+        {
+          name: 'cron',
+          modules: [{ name: 'cron.js', kind: 'esModule', path: join(dir, 'cron.js') }],
+          compatibilityDate: wrangler.compatibility_date,
+          compatibilityFlags: ['service_binding_extra_handlers'],
+          bindings: [{ name: 'QUEEN', service: queen.name }],
+        },
+        {
+          name: 'client',
+          modules: [
+            { name: 'client.js', kind: 'esModule', path: join(dir, 'client.js') },
+            { name: 'fetch-client.mjs', kind: 'esModule', path: join(root, 'examples/fetch-client.mjs') },
+          ],
+          compatibilityDate: wrangler.compatibility_date,
+          bindings: [
+            { name: 'BASE', text: url.queen },
+            { name: 'TOKEN', text: await token({ role: 'read-write', sub: 'edge-example' }) },
+          ],
+          globalOutbound: 'internet',
+        },
+      ],
+      sockets: [
+        { service: queen.name, port: ports.queen },
+        { service: 'cron', port: ports.cron },
+        { service: 'client', port: ports.client },
+      ],
+    });
+    await writeFile(join(dir, 'config.capnp'), config);
+    // --experimental: the trigger Worker's scheduled() on a service binding is an experimental API.
+    workerd = spawn(WORKERD, ['serve', 'config.capnp', '--experimental', '--verbose'], { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'] });
     workerd.stdout!.on('data', (d) => (log += d));
     workerd.stderr!.on('data', (d) => (log += d));
-    for (const f of FAMILIES) await waitForHealth(base[f]!, () => log);
+    await waitForHealth(url.queen, () => log);
   }, 60_000);
 
   afterAll(async () => {
     workerd?.kill('SIGTERM');
     await proxy?.close();
+    await db?.dispose();
     await rm(dir, { recursive: true, force: true });
   });
 
-  it('pushes, pops and acks through three Workers, a fresh Neon pool per request', async () => {
-    const auth = { authorization: `Bearer ${await token({ role: 'read-write', sub: 'edge-producer' })}`, 'content-type': 'application/json' };
-    const send = async (f: string, method: string, path: string, body?: unknown) => {
-      const res = await fetch(`${base[f]}${path}`, { method, headers: auth, body: body === undefined ? undefined : JSON.stringify(body) });
-      const text = await res.text();
-      return { status: res.status, body: text ? JSON.parse(text) : null };
-    };
+  const send = async (role: 'admin' | 'read-write', method: string, path: string, body?: unknown) => {
+    const headers = { authorization: `Bearer ${await token({ role, sub: 'edge' })}`, 'content-type': 'application/json' };
+    const res = await fetch(`${url.queen}${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+    const text = await res.text();
+    return { status: res.status, body: text ? JSON.parse(text) : null };
+  };
+
+  it('serves every route family from the one hostname, a fresh Neon pool per request', async () => {
+    // configure family
+    expect((await send('admin', 'POST', '/api/v1/configure', { queue: 'edge', options: { retryLimit: 0 } })).status, log).toBe(200);
+    // push family, twice: a pool kept from the first request would fail on the second
     const items = Array.from({ length: 20 }, (_, i) => ({ queue: 'edge', partition: 'p', transactionId: `edge-${i}`, payload: { i, pad: 'x'.repeat(500) } }));
-    const pushed = await send('push', 'POST', '/api/v1/push', { items });
+    const pushed = await send('read-write', 'POST', '/api/v1/push', { items });
     expect(pushed.status, JSON.stringify(pushed.body) + log).toBe(201);
     expect(pushed.body.map((r: { status: string; offset: number }) => [r.status, r.offset])).toEqual(items.map((_, i) => ['queued', i]));
-    // A second request on the same isolate: a pool kept from the first one would fail here.
-    const again = await send('push', 'POST', '/api/v1/push', { items: items.slice(0, 2) });
+    const again = await send('read-write', 'POST', '/api/v1/push', { items: items.slice(0, 2) });
     expect(again.body.map((r: { status: string }) => r.status)).toEqual(['duplicate', 'duplicate']);
 
-    const popped = await send('pop', 'GET', '/api/v1/pop/queue/edge?batch=100');
+    // pop family, then the ack family: the batch completes all but the last, which fails into the DLQ
+    const popped = await send('read-write', 'GET', '/api/v1/pop/queue/edge?batch=100');
     expect(popped.status).toBe(200);
     expect(popped.body.messages.map((m: { transactionId: string }) => m.transactionId)).toEqual(items.map((i) => i.transactionId));
-    expect(popped.body.messages[7]).toMatchObject({ data: { i: 7, pad: 'x'.repeat(500) }, producerSub: 'edge-producer', offset: 7 });
-
-    // Ack by transactionId only: the ack resolves offsets through the XXH3 sidecar written on workerd.
-    const acks = popped.body.messages.map((m: { transactionId: string; partitionId: string }) => ({ transactionId: m.transactionId, partitionId: m.partitionId, status: 'completed' }));
-    const acked = await send('ack', 'POST', '/api/v1/ack/batch', { leaseId: popped.body.leaseId, acknowledgments: acks.map((a: object) => ({ ...a, leaseId: popped.body.leaseId })) });
+    expect(popped.body.messages[7]).toMatchObject({ data: { i: 7, pad: 'x'.repeat(500) }, producerSub: 'edge', offset: 7 });
+    const extended = await send('read-write', 'POST', `/api/v1/lease/${popped.body.leaseId}/extend`, { seconds: 120 });
+    expect(extended.body).toMatchObject([{ success: true }]);
+    const acks = popped.body.messages.map((m: { transactionId: string; partitionId: string }, i: number) => ({
+      transactionId: m.transactionId,
+      partitionId: m.partitionId,
+      leaseId: popped.body.leaseId,
+      status: i === items.length - 1 ? 'failed' : 'completed',
+    }));
+    const acked = await send('read-write', 'POST', '/api/v1/ack/batch', { acknowledgments: acks });
     expect(acked.status).toBe(200);
     expect(acked.body.every((r: { success: boolean }) => r.success)).toBe(true);
-    expect((await send('pop', 'GET', '/api/v1/pop/queue/edge')).status).toBe(204);
+    expect(acked.body.at(-1)).toMatchObject({ dlq: true });
+
+    // dlq family: list, detail, retry; the retried message is delivered again
+    const dead = await send('admin', 'GET', '/api/v1/dlq?queue=edge');
+    expect(dead.body).toMatchObject({ total: 1, messages: [{ transactionId: 'edge-19', data: { i: 19, pad: 'x'.repeat(500) } }] });
+    const { partitionId } = dead.body.messages[0];
+    expect((await send('admin', 'GET', `/api/v1/messages/${partitionId}/edge-19`)).status).toBe(200);
+    const retried = await send('admin', 'POST', `/api/v1/messages/${partitionId}/edge-19/retry`, {});
+    expect(retried.body).toMatchObject({ success: true, offset: 20 });
+    const redelivered = await send('read-write', 'GET', '/api/v1/pop/queue/edge');
+    expect(redelivered.body.messages).toMatchObject([{ transactionId: retried.body.transactionId, data: { i: 19 } }]);
+
+    // the configure family's listings
+    const queues = await send('admin', 'GET', '/api/v1/resources/queues');
+    expect(queues.body.queues.map((q: { name: string }) => q.name)).toContain('edge');
+    expect((await send('admin', 'GET', '/api/v1/consumer-groups?queue=edge')).status).toBe(200);
   });
 
-  it('refuses an API call without a token and answers /health without one on every family', async () => {
-    const refused = await fetch(`${base.push}/api/v1/push`, { method: 'POST', body: '{"items":[]}' });
+  it('answers /health without a token and refuses an API call without one', async () => {
+    expect(await (await fetch(`${url.queen}/health`)).json()).toMatchObject({ status: 'healthy', database: 'connected' });
+    const refused = await fetch(`${url.queen}/api/v1/push`, { method: 'POST', body: '{"items":[]}' });
     expect(refused.status).toBe(401);
-    for (const f of FAMILIES) {
-      expect(await (await fetch(`${base[f]}/health`)).json(), f).toMatchObject({ status: 'healthy', database: 'connected' });
-    }
   });
 
-  it('lists the queue through the configure Worker and an empty DLQ through the dlq Worker', async () => {
-    const admin = { authorization: `Bearer ${await token({ role: 'admin' })}` };
-    const queues = (await (await fetch(`${base.configure}/api/v1/resources/queues`, { headers: admin })).json()) as { queues: { name: string }[] };
-    expect(queues.queues.map((q) => q.name)).toContain('edge');
-    const dlq = (await (await fetch(`${base.dlq}/api/v1/dlq?queue=edge`, { headers: admin })).json()) as { messages: unknown[]; total: number };
-    expect(dlq).toMatchObject({ messages: [], total: 0 });
+  it("runs retention from the bundle's scheduled handler on wrangler.jsonc's cron", async () => {
+    const configured = await send('admin', 'POST', '/api/v1/configure', { queue: 'edge-retained', options: { retentionEnabled: true, retentionSeconds: 60 } });
+    expect(configured.status).toBe(200);
+    expect((await send('read-write', 'POST', '/api/v1/push', { items: [{ queue: 'edge-retained', payload: 'old' }] })).status).toBe(201);
+    const segments = async () =>
+      Number((await db.query<{ n: string }>("SELECT count(*) AS n FROM queen.log_segments s JOIN queen.log_partitions p ON p.id = s.partition_id JOIN queen.queues q ON q.id = p.queue_id WHERE q.name = 'edge-retained'"))[0]!.n);
+    expect(await segments()).toBe(1);
+    // Age the segment instead of waiting: retention compares PostgreSQL times only.
+    await db.query("UPDATE queen.log_segments s SET created_at = now() - interval '2 hours' FROM queen.log_partitions p JOIN queen.queues q ON q.id = p.queue_id WHERE s.partition_id = p.id AND q.name = 'edge-retained'");
+
+    const fired = await fetch(`${url.cron}/?cron=${encodeURIComponent(wrangler.triggers!.crons![0]!)}`);
+    expect(await fired.json(), log).toMatchObject({ outcome: 'ok' });
+    expect(await segments()).toBe(0);
+    expect(log).toMatch(/retention: \{.*"queue":"edge-retained".*"segmentsDeleted":1/);
+  });
+
+  it('runs the plain-fetch example inside a Worker against the deployment', async () => {
+    const res = await fetch(url.client);
+    expect(await res.json(), log).toEqual({ pushed: ['queued', 'queued', 'queued'], popped: [{ order: 1 }, { order: 2 }, { order: 3 }], acked: true, empty: true });
   });
 });
 
-async function waitForHealth(url: string, log: () => string) {
+async function waitForHealth(base: string, log: () => string) {
   const deadline = Date.now() + 30_000;
   for (;;) {
     try {
-      const res = await fetch(`${url}/health`);
-      if (res.status === 200) return;
+      if ((await fetch(`${base}/health`)).status === 200) return;
     } catch {
       // not listening yet
     }
-    if (Date.now() > deadline) throw new Error(`workerd at ${url} never became healthy:\n${log()}`);
+    if (Date.now() > deadline) throw new Error(`workerd at ${base} never became healthy:\n${log()}`);
     await new Promise((r) => setTimeout(r, 100));
   }
 }

@@ -1,6 +1,8 @@
-// AWS Lambda behind a function URL (payload 2.0, base64 bodies): hono's maintained adapter does
-// the event translation. The pool lives in module scope: one Lambda instance serves one request
-// at a time and reuses its connection across warm invocations.
+// AWS Lambda behind a function URL (payload 2.0, base64 bodies): hono's adapter does the event
+// translation. hono marks `hono/aws-lambda` deprecated for `@hono/aws-lambda`, which the npm
+// registry does not serve yet (404, checked 2026-12-01): move the import once it is published.
+// The pool lives in module scope: one Lambda instance serves one request at a time and reuses its
+// connection across warm invocations.
 import { handle } from 'hono/aws-lambda';
 import type { Env } from '../../config.js';
 import type { Database } from '../../db/types.js';

@@ -76,5 +76,5 @@ export function describeUnknown(u: UnknownMigration): string {
 }
 
 export function describeStale(stale: MigrationCheck<Migration>['stale']): string {
-  return `The database ran earlier versions of ${stale.map((s) => `${s.tag} (from commit ${s.commit})`).join(', ')}: its SQL functions are stale.`;
+  return `The database ran earlier versions of ${stale.map((s) => `${s.tag} (from commit ${s.commit})`).join(', ')}: its SQL is stale.`;
 }

@@ -97,6 +97,20 @@ describe('a database whose applied SQL this version does not know', () => {
     await db.query('UPDATE drizzle.__drizzle_migrations SET hash = $1 WHERE hash = $2', [today[2]!.hash, tampered]);
   });
 
+  it("is refused by a deployed function as outdated while this version's newest migration is not applied", async () => {
+    const [newest] = await db.query<{ hash: string; created_at: string }>(
+      'DELETE FROM drizzle.__drizzle_migrations WHERE id = (SELECT max(id) FROM drizzle.__drizzle_migrations) RETURNING hash, created_at',
+    );
+    try {
+      const guard = schemaGuard()(db);
+      await expect(guard).rejects.toMatchObject({ status: 503, code: 'schema_outdated' });
+      await expect(guard).rejects.toThrow(`The database schema is at migration ${today.at(-2)!.tag} but this function needs ${today.at(-1)!.tag}. Run the migrations`);
+    } finally {
+      await db.query('INSERT INTO drizzle.__drizzle_migrations (hash, created_at) VALUES ($1, $2)', [newest!.hash, newest!.created_at]);
+    }
+    await expect(schemaGuard()(db)).resolves.toBeUndefined();
+  });
+
   it('refuses to migrate a database a newer version migrated further, which deployed functions still serve', async () => {
     await db.query("INSERT INTO drizzle.__drizzle_migrations (hash, created_at) VALUES ($1, 9999999999999)", ['e'.repeat(64)]);
     await expect(migrate(db)).rejects.toThrow(/applied 1 migration\(s\) after .* that this version does not have .*a newer version or another branch/);

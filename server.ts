@@ -5,10 +5,12 @@ import { allFunctions } from './functions/index.js';
 import runScheduledRetention from './functions/retention.js';
 import { readConfig } from './lib/config.js';
 import { connect } from './lib/db/client.js';
-import { migrate } from './lib/db/migrate.js';
+import type { Database } from './lib/db/types.js';
+import { MigrationError, migrateWithReport } from './lib/db/migrate.js';
 import { buildApp } from './lib/http/app.js';
 import { authenticate } from './lib/http/auth.js';
-import { serveNode } from './lib/http/runtime/node.js';
+import { DataDirLocked, lockDataDir, type DataDirLock } from './lib/http/runtime/data-dir-lock.js';
+import { onStopSignals, serveNode, type NodeServer } from './lib/http/runtime/node.js';
 import { startRetentionLoop } from './lib/http/runtime/retention-loop.js';
 
 const env = process.env;
@@ -20,39 +22,57 @@ const retentionMs = Number(env.RETENTION_INTERVAL || 60_000);
 const dataDir = resolve('.queen');
 const log = (message: string, err?: unknown) => (err === undefined ? console.log(message) : console.error(message, err));
 
-const db = await connect(config.databaseUrl ? { url: config.databaseUrl } : { dataDir });
-const applied = await migrate(db);
+let lock: DataDirLock | undefined;
+let db: Database | undefined;
+
+/** Start-up problems an operator can fix: one line that says what to do, no stack. */
+async function refuse(message: string): Promise<never> {
+  console.error(message);
+  await db?.close();
+  lock?.release();
+  process.exit(1);
+}
+
+if (!config.databaseUrl) {
+  try {
+    lock = lockDataDir(dataDir);
+  } catch (err) {
+    if (err instanceof DataDirLocked) await refuse(err.message);
+    throw err;
+  }
+  if (lock.staleOwner) log(`took over the lock of server pid ${lock.staleOwner}, which is no longer running`);
+}
+db = await connect(config.databaseUrl ? { url: config.databaseUrl } : { dataDir });
+const migrated = await migrateWithReport(db).catch((err: unknown) => (err instanceof MigrationError ? refuse(err.message) : Promise.reject(err)));
 const app = buildApp(allFunctions, {
   config,
-  database: () => db,
+  database: () => db!,
   authenticate: config.auth === 'jwt' ? authenticate : undefined,
 });
-const server = await serveNode(app, port, host);
-const retention = startRetentionLoop(() => runScheduledRetention(db), retentionMs, log);
+const server: NodeServer = await serveNode(app, port, host).catch((err: NodeJS.ErrnoException) =>
+  err.code === 'EADDRINUSE'
+    ? refuse(`queen: port ${port} on ${host} is already in use; stop what listens there, or pick another port: PORT=${port + 1} npm start`)
+    : Promise.reject(err),
+);
+const retention = startRetentionLoop(() => runScheduledRetention(db!), retentionMs, log);
 
+// Before the banner: whoever reads it may signal at once.
+onStopSignals(async (reason) => {
+  log(`${reason}: finishing in-flight requests`);
+  await server.close();
+  await retention.stop();
+  await db!.close();
+  lock?.release();
+  log('stopped cleanly');
+}, log);
+
+const repaired = migrated.repaired.length ? `; brought ${migrated.repaired.join(', ')} up to date` : '';
 console.log(
   [
-    `queen listening on ${server.url} (database: ${config.databaseUrl ? `${db.driver} at ${new URL(config.databaseUrl).host}` : `PGlite in ${dataDir}`}; ${applied} migration(s) applied)`,
+    `queen listening on ${server.url} (database: ${config.databaseUrl ? `${db.driver} at ${new URL(config.databaseUrl).host}` : `PGlite in ${dataDir}`}; ${migrated.applied.length} migration(s) applied${repaired})`,
     config.auth === 'none' ? 'auth is OFF (QUEEN_AUTH=none): every caller is an admin of the default tenant' : 'auth is ON (QUEEN_AUTH=jwt)',
     `retention runs every ${retentionMs} ms`,
     `try: curl -X POST ${server.url}/api/v1/push -H 'content-type: application/json' -d '{"items":[{"queue":"demo","payload":{"hello":"world"}}]}'`,
     `then: curl '${server.url}/api/v1/pop/queue/demo?batch=10'`,
   ].join('\n'),
 );
-
-let stopping = false;
-async function shutdown(signal: string) {
-  if (stopping) {
-    log(`${signal} again: exiting now`);
-    process.exit(1);
-  }
-  stopping = true;
-  log(`${signal}: finishing in-flight requests`);
-  await server.close();
-  await retention.stop();
-  await db.close();
-  log('stopped cleanly');
-  process.exit(0);
-}
-process.on('SIGINT', () => void shutdown('SIGINT'));
-process.on('SIGTERM', () => void shutdown('SIGTERM'));

@@ -3,8 +3,9 @@
 import { parseArgs } from 'node:util';
 import runScheduledRetention from '../functions/retention.js';
 import type { Env } from '../lib/config.js';
-import type { Database } from '../lib/db/client.js';
-import { appliedMigration, EXPECTED_MIGRATION } from '../lib/db/schema-version.js';
+import type { Database } from '../lib/db/types.js';
+import { shippedMigrations } from '../lib/db/schema-version.js';
+import { QueenError } from '../lib/errors.js';
 import { connectDeployed, directUrl, schemaGuard } from '../lib/http/runtime/database.js';
 import { migrateDeployed } from '../lib/http/runtime/migrations.js';
 import { CliError } from './errors.js';
@@ -21,15 +22,19 @@ export async function migrateCommand(args: string[], env: Env, print: (line: str
   const url = requireUrl(env);
   if (!values.check) {
     const report = await reach(url, () => migrateDeployed(url));
-    print(`migrated ${report.host}: ${report.applied} migration(s) applied, schema at ${report.migration} (this code needs ${EXPECTED_MIGRATION})`);
+    print(`migrated ${report.host}: ${report.applied} migration(s) applied, schema at ${report.migration}`);
     return;
   }
-  const applied = await withDatabase(directUrl(url), appliedMigration);
-  if (applied !== null && applied >= EXPECTED_MIGRATION) {
-    print(`schema is current: migration ${applied}`);
-    return;
-  }
-  throw new CliError(`schema is ${applied === null ? 'not migrated' : `at migration ${applied}`}; this code needs ${EXPECTED_MIGRATION}: run queen-serverless migrate`, 1);
+  // The same check a deployed function makes on its cold start.
+  await withDatabase(directUrl(url), async (db) => {
+    try {
+      await schemaGuard()(db);
+    } catch (err) {
+      if (err instanceof QueenError) throw new CliError(`${err.code}: ${err.message}`, 1);
+      throw err;
+    }
+  });
+  print(`schema is current: migration ${shippedMigrations().at(-1)!.tag}`);
 }
 
 export async function retentionCommand(args: string[], env: Env, print: (line: string) => void = console.log): Promise<void> {

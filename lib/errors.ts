@@ -25,6 +25,8 @@ export const SqlState = {
   ADMIN_SHUTDOWN: '57P01',
   CRASH_SHUTDOWN: '57P02',
   CANNOT_CONNECT_NOW: '57P03',
+  UNDEFINED_TABLE: '42P01',
+  INVALID_SCHEMA_NAME: '3F000',
 } as const;
 
 export function sqlState(err: unknown): string | undefined {

@@ -35,7 +35,7 @@ export function buildApp(functions: QueenFunction[], options: AppOptions): Hono<
       log('health check failed', err);
       // Say why: an unmigrated schema or a missing DATABASE_URL is not a network outage.
       const reason = err instanceof QueenError ? { error: err.message, code: err.code } : {};
-      const database = err instanceof QueenError && err.code === 'schema_outdated' ? 'connected' : 'disconnected';
+      const database = err instanceof QueenError && err.code.startsWith('schema_') ? 'connected' : 'disconnected';
       return c.json({ status: 'unhealthy', database, version: VERSION, ...reason }, 503);
     }
   });

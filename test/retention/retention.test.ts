@@ -166,6 +166,17 @@ describe('the scheduled entry point', () => {
     expect(lines).toHaveLength(1);
     expect(lines[0]).toMatch(/^retention: .*"queue":"logged"/);
   });
+
+  it('logs nothing when the run deleted nothing', async () => {
+    await api.configure('quiet', { retentionEnabled: true, retentionSeconds: 3600 });
+    await api.pushSegments('quiet', [[0]]);
+    await runRetention(db()); // whatever earlier tests left due
+    const lines: string[] = [];
+    const report = await runScheduledRetention(db(), (line) => lines.push(line));
+    expect(queueReport(report, 'quiet')).toBeUndefined();
+    expect(report.segmentsDeleted + report.sidecarRowsPurged).toBe(0);
+    expect(lines).toEqual([]);
+  });
 });
 
 describe.skipIf(testMode() !== 'pg')('overlapping runs', () => {

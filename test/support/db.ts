@@ -36,22 +36,31 @@ export function useDatabase(options: FreshDatabaseOptions = {}): () => TestDatab
 let counter = 0;
 
 export async function freshDatabase(options: FreshDatabaseOptions = {}): Promise<TestDatabase> {
-  if (testMode() === 'pg') {
-    const name = `queen_t${process.ppid}_${process.pid}_${Date.now().toString(36)}_${counter++}`;
-    const admin = await connect({ url: adminUrl(), driver: 'pg', max: 1 });
-    await admin.query(`CREATE DATABASE ${name} TEMPLATE ${inject('templateDatabase')}`);
-    const url = databaseUrl(name);
-    const db = await connect({ url, driver: options.driver ?? 'pg', neonWsProxy: options.neonWsProxy, max: options.max ?? 20 });
-    return Object.assign(db, {
-      url,
-      async dispose() {
-        await db.close();
-        await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-        await admin.close();
-      },
-    });
-  }
+  if (testMode() === 'pg') return serverDatabase(`TEMPLATE ${inject('templateDatabase')}`, options);
   const image = new Blob([await readFile(inject('pgliteImage'))]);
   const db = await connect({ loadDataDir: image });
   return Object.assign(db, { url: undefined, dispose: () => db.close() });
+}
+
+/** A database nothing has migrated yet: its own database on the real server, or a new PGlite in memory. */
+export async function emptyDatabase(): Promise<TestDatabase> {
+  if (testMode() === 'pg') return serverDatabase('', { max: 1 });
+  const db = await connect({});
+  return Object.assign(db, { url: undefined, dispose: () => db.close() });
+}
+
+async function serverDatabase(create: string, options: FreshDatabaseOptions): Promise<TestDatabase> {
+  const name = `queen_t${process.ppid}_${process.pid}_${Date.now().toString(36)}_${counter++}`;
+  const admin = await connect({ url: adminUrl(), driver: 'pg', max: 1 });
+  await admin.query(`CREATE DATABASE ${name} ${create}`);
+  const url = databaseUrl(name);
+  const db = await connect({ url, driver: options.driver ?? 'pg', neonWsProxy: options.neonWsProxy, max: options.max ?? 20 });
+  return Object.assign(db, {
+    url,
+    async dispose() {
+      await db.close();
+      await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      await admin.close();
+    },
+  });
 }

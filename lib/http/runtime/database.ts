@@ -2,7 +2,7 @@
 // directly (not through connect()) so the function bundles leave the embedded database out.
 import { chooseDriver } from '../../db/client.js';
 import type { Database, DriverName } from '../../db/types.js';
-import { appliedMigration, EXPECTED_MIGRATION } from '../../db/schema-version.js';
+import { appliedHashes, checkMigrations, describeStale, describeUnknown, shippedMigrations, type Migration } from '../../db/schema-version.js';
 import { QueenError } from '../../errors.js';
 
 export interface DeployedDatabaseOptions {
@@ -32,24 +32,34 @@ export function directUrl(url: string): string {
   return parsed.toString();
 }
 
+const RUN_MIGRATIONS = 'Run the migrations (npx sst deploy runs them; or DATABASE_URL=<direct url> npx queen-serverless migrate), then retry.';
+
 /**
- * Checks once per cold start that the deploy migrated the database this far. A function never
- * runs DDL (SPEC §4b); it answers 503 until the deploy's migration step has run. Only success is
- * remembered, so a function recovers by itself once the migration lands.
+ * Checks once per cold start, in one query, that the deploy migrated the database to exactly this
+ * version's SQL: every applied migration's hash, position by position. A function never runs DDL
+ * (SPEC §4b); it answers 503 until the migration step has run. Only success is remembered, so a
+ * function recovers by itself once the migration lands.
  */
-export function schemaGuard(expected = EXPECTED_MIGRATION): (db: Database) => Promise<void> {
+export function schemaGuard(shipped: () => readonly Migration[] = shippedMigrations): (db: Database) => Promise<void> {
   let checked = false;
   return async (db) => {
     if (checked) return;
-    const applied = await appliedMigration(db);
-    if (applied === null || applied < expected) {
+    const expected = shipped();
+    const applied = (await appliedHashes(db)) ?? [];
+    const check = checkMigrations(applied, expected);
+    if (check.unknown) {
+      throw new QueenError(503, 'schema_mismatch', `${describeUnknown(check.unknown)} Migrating refuses it too: deploy the version that migrated this database, or restore a backup.`);
+    }
+    if (applied.length === 0) throw new QueenError(503, 'schema_outdated', `The database schema is not migrated. ${RUN_MIGRATIONS}`);
+    if (check.stale.length) throw new QueenError(503, 'schema_outdated', `${describeStale(check.stale)} ${RUN_MIGRATIONS}`);
+    if (check.missing.length) {
       throw new QueenError(
         503,
         'schema_outdated',
-        `The database schema is ${applied === null ? 'not migrated' : `at migration ${applied}`} but this function needs ${expected}. ` +
-          'Run the migrations (npx sst deploy runs them; or DATABASE_URL=<direct url> npx tsx scripts/migrate.ts), then retry.',
+        `The database schema is at migration ${expected[applied.length - 1]!.tag} but this function needs ${expected.at(-1)!.tag}. ${RUN_MIGRATIONS}`,
       );
     }
+    // A longer list whose start is ours passes: the deploy migrates before it updates the functions.
     checked = true;
   };
 }

@@ -33,3 +33,42 @@ function closeGracefully(server: Server, graceMs = 35_000): Promise<void> {
     server.closeIdleConnections();
   });
 }
+
+// npm forwards every SIGINT/SIGTERM it receives to the server, so a signal sent to the whole
+// process group (Ctrl-C in a terminal) arrives twice: a repeat this soon is the same request.
+const REPEAT_MS = 2_000;
+
+/**
+ * Calls stop once on SIGTERM or SIGINT; a second signal later than REPEAT_MS exits at once. Under
+ * an npm script the server also stops when npm is gone (npm killed with -9 would otherwise leave
+ * it serving with nobody to stop it).
+ */
+export function onStopSignals(stop: (reason: string) => Promise<void>, log: (message: string) => void): void {
+  let firstAt: number | undefined;
+  const begin = (reason: string) => {
+    if (firstAt === undefined) {
+      firstAt = Date.now();
+      stop(reason).then(
+        () => process.exit(0),
+        (err: unknown) => {
+          console.error('stopping failed', err);
+          process.exit(1);
+        },
+      );
+    } else if (Date.now() - firstAt > REPEAT_MS) {
+      log(`${reason} again: exiting now`);
+      process.exit(1);
+    }
+  };
+  process.on('SIGINT', () => begin('SIGINT'));
+  process.on('SIGTERM', () => begin('SIGTERM'));
+  if (process.env.npm_lifecycle_event) {
+    const parent = process.ppid;
+    const watch = setInterval(() => {
+      if (process.ppid === parent) return;
+      clearInterval(watch);
+      begin('npm exited');
+    }, 500);
+    watch.unref();
+  }
+}

@@ -22,7 +22,8 @@ export async function migrateCommand(args: string[], env: Env, print: (line: str
   const url = requireUrl(env);
   if (!values.check) {
     const report = await reach(url, () => migrateDeployed(url));
-    print(`migrated ${report.host}: ${report.applied} migration(s) applied, schema at ${report.migration}`);
+    const repaired = report.repaired.length ? `, ${report.repaired.length} superseded migration(s) brought up to date` : '';
+    print(`migrated ${report.host}: ${report.applied.length} migration(s) applied${repaired}, schema at ${report.migration}`);
     return;
   }
   // The same check a deployed function makes on its cold start.

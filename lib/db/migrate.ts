@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { readMigrationFiles } from 'drizzle-orm/migrator';
 import type { Database } from './types.js';
 import { repairSuperseded } from './migration-repair.js';
-import { checkMigrations, describeUnknown, type Migration } from './schema-version.js';
+import { checkMigrations, describeUnknown, type MigrationFile } from './schema-version.js';
 
 export const MIGRATIONS_FOLDER = fileURLToPath(new URL('../../drizzle', import.meta.url));
 const MIGRATE_LOCK = 0x51ee_0001;
@@ -20,12 +20,6 @@ const REFUSED =
 
 export class MigrationError extends Error {
   override name = 'MigrationError';
-}
-
-export interface MigrationFile extends Migration {
-  /** The journal's `when`, which drizzle stores as created_at. */
-  when: number;
-  statements: string[];
 }
 
 export interface MigrationReport {

@@ -9,8 +9,7 @@
 // Only databases migrated before hashes.json froze the migrations hold superseded hashes, so
 // nothing after 0004 has been applied to them yet. test/db/upgrade.test.ts checks the result.
 import type { Queryable } from './types.js';
-import type { MigrationFile } from './migrate.js';
-import type { MigrationCheck } from './schema-version.js';
+import type { MigrationCheck, MigrationFile } from './schema-version.js';
 
 const REPLAYED = new Set(['0001_storage_parameters', '0002_push_functions', '0003_pop_ack_functions', '0004_admin_functions']);
 

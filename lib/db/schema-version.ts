@@ -12,6 +12,13 @@ export interface Migration {
   hash: string;
 }
 
+/** A migration as read from drizzle/, for migrate() and the repair. */
+export interface MigrationFile extends Migration {
+  /** The journal's `when`, which drizzle stores as created_at. */
+  when: number;
+  statements: string[];
+}
+
 /** This version's migrations in journal order, with the hashes recorded in drizzle/hashes.json. */
 export function shippedMigrations(): Migration[] {
   const hashes: Record<string, string | undefined> = manifest;

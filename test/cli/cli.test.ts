@@ -162,7 +162,7 @@ describe.skipIf(testMode() !== 'pg')('queen-serverless against npm start', () =>
       expect(before.stderr).toMatch(/^queen-serverless: schema_outdated: The database schema is not migrated\. .*\n$/);
       const migrated = await cli(['migrate'], target);
       expect(migrated.code, migrated.stderr).toBe(0);
-      expect(migrated.stdout).toMatch(new RegExp(`^migrated 127\\.0\\.0\\.1: [1-9]\\d* migration\\(s\\) applied, schema at ${NEWEST}$`));
+      expect(migrated.stdout).toMatch(new RegExp(`^migrated 127\\.0\\.0\\.1: [1-9]\\d* migration\\(s\\) applied, schema at ${NEWEST}\\n$`));
       expect(await cli(['migrate', '--check'], target)).toMatchObject({ code: 0, stdout: `schema is current: migration ${NEWEST}\n` });
       expect((await cli(['migrate'], target)).stdout).toMatch(/: 0 migration\(s\) applied/);
     } finally {

@@ -11,3 +11,13 @@ export const MAX_EXTEND_SECONDS = 7 * 24 * 3600;
 
 export const DEFAULT_DLQ_PAGE = 100;
 export const MAX_DLQ_PAGE = 1000;
+
+// Traces: stored beside the log, so their size is capped apart from a message's.
+export const MAX_TRACE_DATA_BYTES = 64 * 1024;
+export const MAX_TRACE_NAMES = 32;
+export const MAX_EVENT_TYPE_LENGTH = 100;
+export const DEFAULT_TRACE_PAGE = 100;
+export const DEFAULT_TRACE_NAMES_PAGE = 50;
+export const MAX_TRACE_PAGE = 1000;
+export const TRACE_RETENTION_SECONDS = 7 * 24 * 3600;
+export const TRACE_PURGE_BATCH = 10_000;

@@ -1,11 +1,22 @@
-// The DLQ and message routes (SPEC §3.8): list filters in the query string, and the
-// (partitionId, transactionId) address of one message with an optional consumer group.
+// The DLQ, message and trace routes (SPEC §3.8, §3.8b): list filters in the query string, the
+// (partitionId, transactionId) address of one message with an optional consumer group, and the
+// trace body Queen's consume loops post.
 import type { Context } from 'hono';
 import * as v from 'valibot';
 import type { DlqAddress, DlqFilter } from '../../broker/dead-letter.js';
-import { DEFAULT_DLQ_PAGE, MAX_DLQ_PAGE } from '../../broker/limits.js';
-import { nameSchema, transactionIdSchema } from '../../broker/names.js';
-import { badRequest } from '../../errors.js';
+import {
+  DEFAULT_DLQ_PAGE,
+  DEFAULT_TRACE_NAMES_PAGE,
+  DEFAULT_TRACE_PAGE,
+  MAX_DLQ_PAGE,
+  MAX_EVENT_TYPE_LENGTH,
+  MAX_TRACE_DATA_BYTES,
+  MAX_TRACE_NAMES,
+  MAX_TRACE_PAGE,
+} from '../../broker/limits.js';
+import { MAX_NAME_LENGTH, nameSchema, QUEUE_MODE_GROUP, transactionIdSchema } from '../../broker/names.js';
+import type { Page, TraceRequest } from '../../broker/traces.js';
+import { badRequest, tooLarge } from '../../errors.js';
 import type { BrokerEnv } from '../context.js';
 import { isObject, readJson, timestampSchema, validate } from './body.js';
 
@@ -28,12 +39,14 @@ const listQuery = v.object({
   offset: v.optional(integer('offset', 0, Number.MAX_SAFE_INTEGER), '0'),
 });
 
+// Empty parameters count as absent.
+const presentOnly = (query: Record<string, string>) => Object.fromEntries(Object.entries(query).filter(([, value]) => value !== ''));
+
 export const readDlqQuery = (c: Context<BrokerEnv>): DlqFilter => parseDlqQuery(c.req.query());
 
-/** GET /dlq filters; empty parameters count as absent. */
+/** GET /dlq filters. */
 export function parseDlqQuery(query: Record<string, string>): DlqFilter {
-  const present = Object.fromEntries(Object.entries(query).filter(([, value]) => value !== ''));
-  return validate(listQuery, present, 'invalid_query');
+  return validate(listQuery, presentOnly(query), 'invalid_query');
 }
 
 /** GET /messages/:partitionId/:transactionId: every group's status, so no group filter. */
@@ -51,10 +64,7 @@ export async function readRetryAddress(c: Context<BrokerEnv>): Promise<DlqAddres
 
 /** The (partitionId, transactionId) of a message route, plus an optional consumer group. */
 export function parseDlqAddress(params: { partitionId?: string; transactionId?: string }, consumerGroup: unknown): DlqAddress {
-  const partitionId = params.partitionId ?? '';
-  if (!/^[1-9]\d{0,17}$/.test(partitionId)) {
-    throw badRequest('invalid_partition_id', 'partitionId must be the numeric id a push or pop returned (partitionId / partition_id).');
-  }
+  const partitionId = parsePartitionId(params.partitionId);
   const transactionId = validate(transactionIdSchema, params.transactionId, 'invalid_transaction_id');
   const group =
     consumerGroup === undefined || consumerGroup === null || consumerGroup === ''
@@ -62,3 +72,73 @@ export function parseDlqAddress(params: { partitionId?: string; transactionId?: 
       : validate(nameSchema('consumerGroup'), consumerGroup, 'invalid_name');
   return { partitionId, transactionId, consumerGroup: group };
 }
+
+/** A partition id as push and pop return it: a positive integer, sent as a string or a number. */
+export function parsePartitionId(raw: unknown): string {
+  const id = typeof raw === 'number' && Number.isSafeInteger(raw) ? String(raw) : raw;
+  if (typeof id !== 'string' || !/^[1-9]\d{0,17}$/.test(id)) {
+    throw badRequest('invalid_partition_id', 'partitionId must be the numeric id a push or pop returned (partitionId / partition_id).');
+  }
+  return id;
+}
+
+const traceNameSchema = v.pipe(
+  v.string('traceNames must be a string or an array of strings'),
+  v.maxLength(MAX_NAME_LENGTH, `each trace name must be at most ${MAX_NAME_LENGTH} characters`),
+);
+
+const traceSchema = v.object({
+  transactionId: transactionIdSchema,
+  consumerGroup: v.optional(v.nullable(nameSchema('consumerGroup'))),
+  eventType: v.optional(
+    v.nullable(
+      v.pipe(
+        v.string('eventType must be a string'),
+        v.minLength(1, 'eventType must not be empty'),
+        v.maxLength(MAX_EVENT_TYPE_LENGTH, `eventType must be at most ${MAX_EVENT_TYPE_LENGTH} characters`),
+      ),
+    ),
+  ),
+  traceNames: v.optional(v.nullable(v.union([traceNameSchema, v.pipe(v.array(traceNameSchema), v.maxLength(MAX_TRACE_NAMES, `send at most ${MAX_TRACE_NAMES} traceNames`))]))),
+});
+
+export const readTrace = async (c: Context<BrokerEnv>): Promise<TraceRequest> => parseTrace(await readJson(c));
+
+/** POST /traces: {transactionId, partitionId, data, consumerGroup?, eventType?, traceNames?}. */
+export function parseTrace(body: unknown): TraceRequest {
+  if (!isObject(body) || !('transactionId' in body) || !('partitionId' in body)) {
+    throw badRequest('invalid_request', 'transactionId and partitionId are required: send the ones the pop returned.');
+  }
+  if (!('data' in body)) throw badRequest('invalid_request', 'data is required: the JSON value the trace records.');
+  const partitionId = parsePartitionId(body.partitionId);
+  const t = validate(traceSchema, body);
+  const data = JSON.stringify(body.data);
+  if (new TextEncoder().encode(data).byteLength > MAX_TRACE_DATA_BYTES) {
+    throw tooLarge('trace_too_large', `A trace's data must be at most ${MAX_TRACE_DATA_BYTES} bytes of JSON; record less.`);
+  }
+  const names = typeof t.traceNames === 'string' ? [t.traceNames] : (t.traceNames ?? []);
+  return {
+    partitionId,
+    transactionId: t.transactionId,
+    consumerGroup: t.consumerGroup ?? QUEUE_MODE_GROUP,
+    eventType: t.eventType ?? 'info',
+    data,
+    traceNames: [...new Set(names.filter((n) => n !== ''))],
+  };
+}
+
+const pageQuery = (defaultLimit: number) =>
+  v.object({
+    limit: v.optional(integer('limit', 1, MAX_TRACE_PAGE), String(defaultLimit)),
+    offset: v.optional(integer('offset', 0, Number.MAX_SAFE_INTEGER), '0'),
+  });
+
+/** GET /traces/by-name/:name?limit&offset. */
+export function readTracesByName(c: Context<BrokerEnv>): { name: string; page: Page } {
+  const name = validate(v.pipe(traceNameSchema, v.minLength(1, 'the trace name must not be empty')), c.req.param('name'), 'invalid_name');
+  return { name, page: validate(pageQuery(DEFAULT_TRACE_PAGE), presentOnly(c.req.query()), 'invalid_query') };
+}
+
+/** GET /traces/names?limit&offset. */
+export const readTraceNamesPage = (c: Context<BrokerEnv>): Page =>
+  validate(pageQuery(DEFAULT_TRACE_NAMES_PAGE), presentOnly(c.req.query()), 'invalid_query');

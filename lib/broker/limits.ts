@@ -21,3 +21,5 @@ export const DEFAULT_TRACE_NAMES_PAGE = 50;
 export const MAX_TRACE_PAGE = 1000;
 export const TRACE_RETENTION_SECONDS = 7 * 24 * 3600;
 export const TRACE_PURGE_BATCH = 10_000;
+
+export const DEFAULT_LAGGING_SECONDS = 3600;

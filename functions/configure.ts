@@ -9,7 +9,7 @@ import {
   refreshStats,
   updateSubscription,
 } from '../lib/broker/consumer-groups.js';
-import { deleteQueue, describeQueue, groupQueues, listQueues } from '../lib/broker/queues.js';
+import { deleteQueue, describeQueue, groupQueues, listQueues, resourcesOverview } from '../lib/broker/queues.js';
 import { seekConsumerGroup, seekPartitionToEnd } from '../lib/broker/seek.js';
 import { defineFunction, requireRole, type BrokerEnv } from '../lib/http/context.js';
 import {
@@ -35,6 +35,8 @@ export default defineFunction('configure', (app) => {
     const filter = { namespace: nameQuery(c, 'namespace'), task: nameQuery(c, 'task') };
     return c.json({ queues: await listQueues(c.get('db'), tenant(c), filter) });
   });
+
+  app.get('/api/v1/resources/overview', requireRole('read-only'), async (c) => c.json(await resourcesOverview(c.get('db'), tenant(c))));
 
   app.get('/api/v1/resources/queues/:queue', requireRole('read-only'), async (c) =>
     c.json(await describeQueue(c.get('db'), tenant(c), nameParam(c, 'queue', 'queue'))),

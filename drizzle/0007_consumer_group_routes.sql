@@ -1,48 +1,55 @@
 -- Consumer groups in Queen's shapes (SPEC §3.7, §3.8b): the list, lagging partitions, one group's
 -- detail, subscription update and delete that may keep the subscription.
--- One row per (group, partition) the group reads: its cursor, or, for a subscribed group with no
+-- Every group reading one partition: its cursor, or, for a group subscribed to the queue with no
 -- cursor there yet, where its first pop would start (last_write_at is quantized and stamped before
--- commit, hence the slack before treating a partition as untouched since the start). Lag is
--- last_offset - max(committed, log_start - 1) (SPEC §4); oldest is the creation time of the
--- segment holding the next wanted offset, age its age in whole seconds (0 when caught up).
+-- commit, hence the slack before treating the partition as untouched since the start). Lease
+-- columns only while the lease is live.
+CREATE OR REPLACE FUNCTION queen.partition_groups(p_partition BIGINT)
+RETURNS TABLE (consumer_group TEXT, committed BIGINT, lease_end BIGINT, worker_id TEXT,
+               lease_expires_at TIMESTAMPTZ, total_consumed BIGINT)
+LANGUAGE sql STABLE
+AS $$
+  SELECT c.consumer_group, c.committed,
+         CASE WHEN c.lease_expires_at > now() THEN c.batch_end END,
+         CASE WHEN c.batch_end IS NOT NULL AND c.lease_expires_at > now() THEN c.worker_id END,
+         CASE WHEN c.batch_end IS NOT NULL AND c.lease_expires_at > now() THEN c.lease_expires_at END,
+         c.total_consumed
+    FROM queen.log_consumers c WHERE c.partition_id = p_partition
+  UNION ALL
+  SELECT s.consumer_group,
+         CASE WHEN s.start_at IS NULL THEN -1
+              WHEN p.last_write_at < s.start_at - interval '2 minutes' THEN p.last_offset
+              ELSE queen.offset_at_time(p.id, s.start_at) - 1 END,
+         NULL, NULL, NULL, 0
+    FROM queen.log_partitions p JOIN queen.consumer_subscriptions s ON s.queue_id = p.queue_id
+   WHERE p.id = p_partition
+     AND NOT EXISTS (SELECT 1 FROM queen.log_consumers c WHERE c.partition_id = p.id AND c.consumer_group = s.consumer_group)
+$$;
+--> statement-breakpoint
+-- One row per (group, partition) of the tenant's queues. Lag is last_offset - max(committed,
+-- log_start - 1) (SPEC §4); oldest is the creation time of the segment holding the next wanted
+-- offset, age its age in whole seconds (0 when caught up).
 CREATE OR REPLACE FUNCTION queen.group_partitions(p_tenant TEXT, p_queue TEXT, p_group TEXT)
 RETURNS TABLE (queue_id BIGINT, queue TEXT, consumer_group TEXT, partition_id BIGINT, partition TEXT,
                committed BIGINT, lag BIGINT, oldest TIMESTAMPTZ, age BIGINT, leased BOOLEAN, worker_id TEXT,
                lease_expires_at TIMESTAMPTZ, total_consumed BIGINT)
 LANGUAGE sql STABLE
 AS $$
-  WITH cur AS (
-    SELECT q.id AS queue_id, q.name AS queue, c.consumer_group, p.id AS partition_id, p.name AS partition,
-           p.last_offset, p.log_start, c.committed,
-           c.batch_end IS NOT NULL AND c.lease_expires_at > now() AS leased, c.worker_id, c.lease_expires_at,
-           c.total_consumed
+  WITH lagged AS (
+    SELECT q.id AS queue_id, q.name AS queue, g.consumer_group, p.id AS partition_id, p.name AS partition,
+           g.committed, p.last_offset - GREATEST(g.committed, p.log_start - 1) AS lag,
+           CASE WHEN p.last_offset > GREATEST(g.committed, p.log_start - 1)
+                THEN queen.segment_time_at(p.id, GREATEST(g.committed + 1, p.log_start)) END AS oldest,
+           g.lease_end IS NOT NULL AS leased, g.worker_id, g.lease_expires_at, g.total_consumed
       FROM queen.queues q
       JOIN queen.log_partitions p ON p.queue_id = q.id
-      JOIN queen.log_consumers c ON c.partition_id = p.id
+      CROSS JOIN LATERAL queen.partition_groups(p.id) g
      WHERE q.tenant_id = p_tenant AND (p_queue IS NULL OR q.name = p_queue)
-       AND (p_group IS NULL OR c.consumer_group = p_group)
-    UNION ALL
-    SELECT q.id, q.name, s.consumer_group, p.id, p.name, p.last_offset, p.log_start,
-           CASE WHEN s.start_at IS NULL THEN -1
-                WHEN p.last_write_at < s.start_at - interval '2 minutes' THEN p.last_offset
-                ELSE queen.offset_at_time(p.id, s.start_at) - 1 END,
-           false, NULL, NULL, 0
-      FROM queen.consumer_subscriptions s
-      JOIN queen.queues q ON q.id = s.queue_id
-      JOIN queen.log_partitions p ON p.queue_id = q.id
-     WHERE q.tenant_id = p_tenant AND (p_queue IS NULL OR q.name = p_queue)
-       AND (p_group IS NULL OR s.consumer_group = p_group)
-       AND NOT EXISTS (SELECT 1 FROM queen.log_consumers c WHERE c.partition_id = p.id AND c.consumer_group = s.consumer_group)
-  ), lagged AS (
-    SELECT cur.*, cur.last_offset - GREATEST(cur.committed, cur.log_start - 1) AS lag,
-           CASE WHEN cur.last_offset > GREATEST(cur.committed, cur.log_start - 1)
-                THEN queen.segment_time_at(cur.partition_id, GREATEST(cur.committed + 1, cur.log_start)) END AS oldest
-      FROM cur
+       AND (p_group IS NULL OR g.consumer_group = p_group)
   )
   SELECT l.queue_id, l.queue, l.consumer_group, l.partition_id, l.partition, l.committed, l.lag, l.oldest,
          CASE WHEN l.oldest IS NULL THEN 0 ELSE GREATEST(0, floor(extract(epoch FROM now() - l.oldest)))::bigint END,
-         l.leased, CASE WHEN l.leased THEN l.worker_id END, CASE WHEN l.leased THEN l.lease_expires_at END,
-         l.total_consumed
+         l.leased, l.worker_id, l.lease_expires_at, l.total_consumed
     FROM lagged l
 $$;
 --> statement-breakpoint

@@ -1,6 +1,7 @@
 // DLQ listing, message detail, retry and delete (SPEC §3.8), and message traces (§3.8b).
 import type { Context } from 'hono';
-import { deleteDlq, listDlq, retryDlq } from '../lib/broker/dead-letter.js';
+import { deleteDlq, listDlq, moveToDlq, retryDlq } from '../lib/broker/dead-letter.js';
+import { listMessages } from '../lib/broker/message-list.js';
 import { getMessage } from '../lib/broker/messages.js';
 import { recordTrace, traceNames, tracesByName, tracesOfMessage } from '../lib/broker/traces.js';
 import { defineFunction, requireRole, type BrokerEnv } from '../lib/http/context.js';
@@ -8,6 +9,7 @@ import {
   readDlqAddress,
   readDlqQuery,
   readMessageAddress,
+  readMessageFilter,
   readRetryAddress,
   readTrace,
   readTraceNamesPage,
@@ -22,6 +24,10 @@ export default defineFunction('dlq', (app) => {
     json(c, await listDlq(c.get('db'), c.get('principal').tenant, readDlqQuery(c), c.get('config'))),
   );
 
+  app.get('/api/v1/messages', requireRole('read-only'), async (c) =>
+    c.json(await listMessages(c.get('db'), c.get('principal').tenant, readMessageFilter(c))),
+  );
+
   app.get('/api/v1/messages/:partitionId/:transactionId', requireRole('read-only'), async (c) => {
     const a = readMessageAddress(c);
     return json(c, await getMessage(c.get('db'), c.get('principal').tenant, a.partitionId, a.transactionId, c.get('config')));
@@ -32,6 +38,8 @@ export default defineFunction('dlq', (app) => {
     const { tenant, sub } = c.get('principal');
     return c.json(await retryDlq(c.get('db'), { tenant, sub, config: c.get('config') }, a));
   });
+
+  app.post('/api/v1/messages/:partitionId/:transactionId/dlq', requireRole('admin'), () => moveToDlq());
 
   app.delete('/api/v1/messages/:partitionId/:transactionId', requireRole('admin'), async (c) => {
     const a = readDlqAddress(c);

@@ -23,3 +23,8 @@ export const TRACE_RETENTION_SECONDS = 7 * 24 * 3600;
 export const TRACE_PURGE_BATCH = 10_000;
 
 export const DEFAULT_LAGGING_SECONDS = 3600;
+
+// The message browser decodes what a page needs: offset + limit messages' worth of segments.
+export const DEFAULT_MESSAGE_PAGE = 200;
+export const MAX_MESSAGE_PAGE = 1000;
+export const MAX_MESSAGE_DEPTH = 10_000;

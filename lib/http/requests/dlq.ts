@@ -4,12 +4,17 @@
 import type { Context } from 'hono';
 import * as v from 'valibot';
 import type { DlqAddress, DlqFilter } from '../../broker/dead-letter.js';
+import type { MessageFilter } from '../../broker/message-list.js';
+import { MESSAGE_STATUSES } from '../../broker/message-status.js';
 import {
   DEFAULT_DLQ_PAGE,
+  DEFAULT_MESSAGE_PAGE,
   DEFAULT_TRACE_NAMES_PAGE,
   DEFAULT_TRACE_PAGE,
   MAX_DLQ_PAGE,
   MAX_EVENT_TYPE_LENGTH,
+  MAX_MESSAGE_DEPTH,
+  MAX_MESSAGE_PAGE,
   MAX_TRACE_DATA_BYTES,
   MAX_TRACE_NAMES,
   MAX_TRACE_PAGE,
@@ -47,6 +52,30 @@ export const readDlqQuery = (c: Context<BrokerEnv>): DlqFilter => parseDlqQuery(
 /** GET /dlq filters. */
 export function parseDlqQuery(query: Record<string, string>): DlqFilter {
   return validate(listQuery, presentOnly(query), 'invalid_query');
+}
+
+const messageQuery = v.object({
+  queue: v.optional(nameSchema('queue')),
+  partition: v.optional(nameSchema('partition')),
+  ns: v.optional(nameSchema('ns')),
+  namespace: v.optional(nameSchema('namespace')),
+  task: v.optional(nameSchema('task')),
+  status: v.optional(v.picklist(MESSAGE_STATUSES, `status must be one of ${MESSAGE_STATUSES.join(', ')}`)),
+  from: v.optional(timestampSchema('from')),
+  to: v.optional(timestampSchema('to')),
+  limit: v.optional(integer('limit', 1, MAX_MESSAGE_PAGE), String(DEFAULT_MESSAGE_PAGE)),
+  offset: v.optional(integer('offset', 0, MAX_MESSAGE_DEPTH), '0'),
+});
+
+/** GET /messages: Queen's filters; the namespace is `ns` there, and `namespace` is accepted too. */
+export const readMessageFilter = (c: Context<BrokerEnv>): MessageFilter => parseMessageFilter(c.req.query());
+
+export function parseMessageFilter(query: Record<string, string>): MessageFilter {
+  const { ns, namespace, ...f } = validate(messageQuery, presentOnly(query), 'invalid_query');
+  if (f.offset + f.limit > MAX_MESSAGE_DEPTH) {
+    throw badRequest('invalid_query', `offset + limit must be at most ${MAX_MESSAGE_DEPTH}; narrow the from/to window to page deeper.`);
+  }
+  return { ...f, namespace: ns ?? namespace };
 }
 
 /** GET /messages/:partitionId/:transactionId: every group's status, so no group filter. */

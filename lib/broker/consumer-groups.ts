@@ -1,6 +1,7 @@
 // Consumer groups (SPEC §3.7, §3.8b) in the shapes Queen's clients and dashboard read: the list
 // (a bare array), lagging partitions, one group's detail, subscription update and delete. Every
 // figure comes from the cursors and the log (queen.group_partitions), computed on each request.
+import { selectJson } from '../db/json.js';
 import type { Queryable } from '../db/types.js';
 import { badRequest } from '../errors.js';
 import { QUEUE_MODE_GROUP } from './names.js';
@@ -25,19 +26,16 @@ export interface ConsumerGroupSummary {
   subscribedAt: string | null;
 }
 
-const json = async <T>(db: Queryable, call: string, params: unknown[]): Promise<T> =>
-  (await db.query<{ j: T }>(`SELECT ${call} AS j`, params))[0]!.j;
-
 export const listConsumerGroups = (db: Queryable, tenant: string, queue?: string) =>
-  json<ConsumerGroupSummary[]>(db, 'queen.list_consumer_groups($1, $2)', [tenant, queue ?? null]);
+  selectJson<ConsumerGroupSummary[]>(db, 'queen.list_consumer_groups($1, $2)', [tenant, queue ?? null]);
 
 /** Every (group, partition) whose oldest unconsumed message is older than `minLagSeconds`. */
 export const laggingPartitions = (db: Queryable, tenant: string, minLagSeconds: number) =>
-  json<unknown[]>(db, 'queen.lagging_partitions($1, $2)', [tenant, minLagSeconds]);
+  selectJson<unknown[]>(db, 'queen.lagging_partitions($1, $2)', [tenant, minLagSeconds]);
 
 /** One group's partitions keyed by queue name; {} when the group reads nothing. */
 export const consumerGroupDetail = (db: Queryable, tenant: string, group: string) =>
-  json<Record<string, unknown>>(db, 'queen.consumer_group_detail($1, $2)', [tenant, group]);
+  selectJson<Record<string, unknown>>(db, 'queen.consumer_group_detail($1, $2)', [tenant, group]);
 
 /**
  * updateConsumerGroupTimestamp: the group's subscriptions on every queue start at `timestamp`

@@ -1,6 +1,7 @@
 // Queue resources (SPEC §3.7, §3.8b): listing, detail with per-partition watermarks and per-group lag,
 // namespaces and tasks, the overview, and delete with its cascade. Each is one SQL function call;
 // the figures are Queen's (pending excludes what is in flight) and computed from the log.
+import { selectJson } from '../db/json.js';
 import type { Queryable } from '../db/types.js';
 import { notFound, SqlState, sqlState } from '../errors.js';
 import { orderOptions, type QueueOptions } from './configure.js';
@@ -103,10 +104,7 @@ export async function groupQueues(db: Queryable, tenant: string, by: 'namespace'
 }
 
 /** GET /resources/overview: counts, message figures, lag spread and ingest rate of the tenant. */
-export async function resourcesOverview(db: Queryable, tenant: string): Promise<unknown> {
-  const [row] = await db.query<{ j: unknown }>('SELECT queen.resources_overview($1) AS j', [tenant]);
-  return row!.j;
-}
+export const resourcesOverview = (db: Queryable, tenant: string) => selectJson<unknown>(db, 'queen.resources_overview($1)', [tenant]);
 
 export const queueNotFound = (queue: string) =>
   notFound('queue_not_found', `Queue "${queue}" does not exist; create it with POST /api/v1/configure or by pushing to it.`);

@@ -3,6 +3,7 @@
 // one whose sidecar hash was already purged is still kept (its offset is then unknown).
 import { v7 as uuidv7 } from 'uuid';
 import { xxh3_128 } from '../codec/xxh3.js';
+import { selectJson } from '../db/json.js';
 import type { Queryable } from '../db/types.js';
 import { notFound } from '../errors.js';
 import { TRACE_PURGE_BATCH, TRACE_RETENTION_SECONDS } from './limits.js';
@@ -34,17 +35,14 @@ export async function recordTrace(db: Queryable, tenant: string, t: TraceRequest
   return { success: true as const, traceId: row.trace_id, offset: row.msg_offset === null ? null : Number(row.msg_offset) };
 }
 
-const json = async (db: Queryable, sql: string, params: unknown[]): Promise<unknown> =>
-  (await db.query<{ j: unknown }>(`SELECT ${sql} AS j`, params))[0]!.j;
-
 export const tracesOfMessage = (db: Queryable, tenant: string, partitionId: string, transactionId: string) =>
-  json(db, 'queen.message_traces_of($1, $2, $3)', [tenant, partitionId, transactionId]);
+  selectJson<unknown>(db, 'queen.message_traces_of($1, $2, $3)', [tenant, partitionId, transactionId]);
 
 export const tracesByName = (db: Queryable, tenant: string, name: string, page: Page) =>
-  json(db, 'queen.traces_by_name($1, $2, $3, $4)', [tenant, name, page.limit, page.offset]);
+  selectJson<unknown>(db, 'queen.traces_by_name($1, $2, $3, $4)', [tenant, name, page.limit, page.offset]);
 
 export const traceNames = (db: Queryable, tenant: string, page: Page) =>
-  json(db, 'queen.trace_names($1, $2, $3)', [tenant, page.limit, page.offset]);
+  selectJson<unknown>(db, 'queen.trace_names($1, $2, $3)', [tenant, page.limit, page.offset]);
 
 /** Retention: deletes traces older than `maxAgeSeconds`, a batch per statement; returns how many. */
 export async function purgeTraces(db: Queryable, maxAgeSeconds = TRACE_RETENTION_SECONDS): Promise<number> {

@@ -90,6 +90,9 @@ describe('POST /api/v1/traces', () => {
     [{ transactionId: 't', partitionId: '1', data: 1, eventType: 5 }, 400, 'invalid_request'],
     [{ transactionId: 't', partitionId: '1', data: 1, consumerGroup: 'a/b' }, 400, 'invalid_request'],
     [{ transactionId: 't', partitionId: '1', data: { blob: 'x'.repeat(70_000) } }, 413, 'trace_too_large'],
+    [{ transactionId: 't', partitionId: '1', data: { text: 'a\u0000b' } }, 400, 'invalid_request'],
+    [{ transactionId: 't\u0000', partitionId: '1', data: 1 }, 400, 'invalid_request'],
+    [{ transactionId: 't', partitionId: '1', data: 1, traceNames: ['a\nb'] }, 400, 'invalid_request'],
     [[1], 400, 'invalid_request'],
   ])('refuses %j with %i %s and stores nothing', async (body, status, code) => {
     const before = await rows('message_traces');
@@ -156,7 +159,7 @@ describe('GET /api/v1/traces/by-name/:name and /traces/names', () => {
     expect((await api.call('GET', '/api/v1/traces/names?limit=1')).body.trace_names).toHaveLength(1);
   });
 
-  it.each(['/api/v1/traces/names?limit=0', '/api/v1/traces/names?offset=-1', '/api/v1/traces/by-name/x?limit=1001', '/api/v1/traces/by-name/x?limit=ten', '/api/v1/traces/abc/t'])(
+  it.each(['/api/v1/traces/names?limit=0', '/api/v1/traces/names?offset=-1', '/api/v1/traces/by-name/x?limit=1001', '/api/v1/traces/by-name/x?limit=ten', '/api/v1/traces/names?offset=2147483648', '/api/v1/traces/abc/t', '/api/v1/traces/1/t%00'])(
     'answers %s with a 400',
     async (path) => {
       const res = await api.call('GET', path);

@@ -53,24 +53,22 @@ export const timestampSchema = (what: string) =>
     v.check((s) => ISO.test(s) && !Number.isNaN(Date.parse(s)), `${what} must be an ISO 8601 date-time like 2026-01-31T12:00:00Z`),
   );
 
-type Query = Record<string, string | undefined>;
+/** The query string without its empty parameters, which count as absent. */
+export const presentQuery = (query: Record<string, string>) => Object.fromEntries(Object.entries(query).filter(([, value]) => value !== ''));
 
-/** An integer query parameter within [min, max]; absent or empty is `fallback`. */
-export function queryInteger(query: Query, key: string, fallback: number, min: number, max: number): number {
-  const raw = query[key];
-  if (raw === undefined || raw === '') return fallback;
-  const n = /^-?\d+$/.test(raw) ? Number(raw) : NaN;
-  if (!Number.isSafeInteger(n) || n < min || n > max) {
-    throw badRequest('invalid_query', `${key} must be an integer from ${min} to ${max}, got "${raw}".`);
-  }
-  return n;
-}
+/** A whole number in a query string, within [min, max]. */
+export const wholeNumber = (what: string, min: number, max: number) =>
+  v.pipe(
+    v.string(),
+    v.regex(/^\d+$/, `${what} must be a whole number`),
+    v.transform(Number),
+    v.minValue(min, `${what} must be at least ${min}`),
+    v.maxValue(max, `${what} must be at most ${max}`),
+  );
 
-/** A boolean query parameter: true/1 or false/0; absent or empty is `fallback`. */
-export function queryBoolean(query: Query, key: string, fallback: boolean): boolean {
-  const raw = query[key];
-  if (raw === undefined || raw === '') return fallback;
-  if (raw === 'true' || raw === '1') return true;
-  if (raw === 'false' || raw === '0') return false;
-  throw badRequest('invalid_query', `${key} must be true or false, got "${raw}".`);
-}
+/** A boolean in a query string: true/1 or false/0. */
+export const flag = (what: string) =>
+  v.pipe(
+    v.picklist(['true', 'false', '1', '0'], `${what} must be true or false`),
+    v.transform((x) => x === 'true' || x === '1'),
+  );

@@ -8,7 +8,7 @@ import { DEFAULT_PARTITION, nameSchema } from '../../broker/names.js';
 import type { SeekTarget } from '../../broker/seek.js';
 import { badRequest } from '../../errors.js';
 import type { BrokerEnv } from '../context.js';
-import { isObject, queryBoolean, queryInteger, readJson, timestampSchema, validate } from './body.js';
+import { flag, isObject, presentQuery, readJson, timestampSchema, validate, wholeNumber } from './body.js';
 
 /** A name in the route, e.g. `:queue`; `what` names it in the error. */
 export const nameParam = (c: Context<BrokerEnv>, key: string, what: string): string =>
@@ -100,9 +100,16 @@ export async function readSubscriptionUpdate(c: Context<BrokerEnv>): Promise<{ g
   return { group, timestamp: validate(subscriptionSchema, body).subscriptionTimestamp };
 }
 
+const deleteQuery = v.object({ deleteMetadata: v.optional(flag('deleteMetadata'), 'true') });
+
 /** DELETE /consumer-groups/...?deleteMetadata=false keeps the group's subscriptions. */
-export const readDeleteMetadata = (c: Context<BrokerEnv>): boolean => queryBoolean(c.req.query(), 'deleteMetadata', true);
+export const readDeleteMetadata = (c: Context<BrokerEnv>): boolean =>
+  validate(deleteQuery, presentQuery(c.req.query()), 'invalid_query').deleteMetadata;
+
+const laggingQuery = v.object({
+  minLagSeconds: v.optional(wholeNumber('minLagSeconds', 0, Number.MAX_SAFE_INTEGER), String(DEFAULT_LAGGING_SECONDS)),
+});
 
 /** GET /consumer-groups/lagging?minLagSeconds=N (default one hour, as Queen's). */
 export const readMinLagSeconds = (c: Context<BrokerEnv>): number =>
-  queryInteger(c.req.query(), 'minLagSeconds', DEFAULT_LAGGING_SECONDS, 0, Number.MAX_SAFE_INTEGER);
+  validate(laggingQuery, presentQuery(c.req.query()), 'invalid_query').minLagSeconds;

@@ -11,6 +11,7 @@ import {
   DEFAULT_MESSAGE_PAGE,
   DEFAULT_TRACE_NAMES_PAGE,
   DEFAULT_TRACE_PAGE,
+  INT4_MAX,
   MAX_DLQ_PAGE,
   MAX_EVENT_TYPE_LENGTH,
   MAX_MESSAGE_DEPTH,
@@ -23,16 +24,7 @@ import { MAX_NAME_LENGTH, nameSchema, QUEUE_MODE_GROUP, transactionIdSchema } fr
 import type { Page, TraceRequest } from '../../broker/traces.js';
 import { badRequest, tooLarge } from '../../errors.js';
 import type { BrokerEnv } from '../context.js';
-import { isObject, readJson, timestampSchema, validate } from './body.js';
-
-const integer = (what: string, min: number, max: number) =>
-  v.pipe(
-    v.string(),
-    v.regex(/^\d+$/, `${what} must be a whole number`),
-    v.transform(Number),
-    v.minValue(min, `${what} must be at least ${min}`),
-    v.maxValue(max, `${what} must be at most ${max}`),
-  );
+import { isObject, presentQuery, readJson, timestampSchema, validate, wholeNumber } from './body.js';
 
 const listQuery = v.object({
   queue: v.optional(nameSchema('queue')),
@@ -40,18 +32,15 @@ const listQuery = v.object({
   partition: v.optional(nameSchema('partition')),
   from: v.optional(timestampSchema('from')),
   to: v.optional(timestampSchema('to')),
-  limit: v.optional(integer('limit', 1, MAX_DLQ_PAGE), String(DEFAULT_DLQ_PAGE)),
-  offset: v.optional(integer('offset', 0, Number.MAX_SAFE_INTEGER), '0'),
+  limit: v.optional(wholeNumber('limit', 1, MAX_DLQ_PAGE), String(DEFAULT_DLQ_PAGE)),
+  offset: v.optional(wholeNumber('offset', 0, Number.MAX_SAFE_INTEGER), '0'),
 });
-
-// Empty parameters count as absent.
-const presentOnly = (query: Record<string, string>) => Object.fromEntries(Object.entries(query).filter(([, value]) => value !== ''));
 
 export const readDlqQuery = (c: Context<BrokerEnv>): DlqFilter => parseDlqQuery(c.req.query());
 
 /** GET /dlq filters. */
 export function parseDlqQuery(query: Record<string, string>): DlqFilter {
-  return validate(listQuery, presentOnly(query), 'invalid_query');
+  return validate(listQuery, presentQuery(query), 'invalid_query');
 }
 
 const messageQuery = v.object({
@@ -63,15 +52,15 @@ const messageQuery = v.object({
   status: v.optional(v.picklist(MESSAGE_STATUSES, `status must be one of ${MESSAGE_STATUSES.join(', ')}`)),
   from: v.optional(timestampSchema('from')),
   to: v.optional(timestampSchema('to')),
-  limit: v.optional(integer('limit', 1, MAX_MESSAGE_PAGE), String(DEFAULT_MESSAGE_PAGE)),
-  offset: v.optional(integer('offset', 0, MAX_MESSAGE_DEPTH), '0'),
+  limit: v.optional(wholeNumber('limit', 1, MAX_MESSAGE_PAGE), String(DEFAULT_MESSAGE_PAGE)),
+  offset: v.optional(wholeNumber('offset', 0, MAX_MESSAGE_DEPTH), '0'),
 });
 
 /** GET /messages: Queen's filters; the namespace is `ns` there, and `namespace` is accepted too. */
 export const readMessageFilter = (c: Context<BrokerEnv>): MessageFilter => parseMessageFilter(c.req.query());
 
 export function parseMessageFilter(query: Record<string, string>): MessageFilter {
-  const { ns, namespace, ...f } = validate(messageQuery, presentOnly(query), 'invalid_query');
+  const { ns, namespace, ...f } = validate(messageQuery, presentQuery(query), 'invalid_query');
   if (f.offset + f.limit > MAX_MESSAGE_DEPTH) {
     throw badRequest('invalid_query', `offset + limit must be at most ${MAX_MESSAGE_DEPTH}; narrow the from/to window to page deeper.`);
   }
@@ -94,7 +83,7 @@ export async function readRetryAddress(c: Context<BrokerEnv>): Promise<DlqAddres
 /** The (partitionId, transactionId) of a message route, plus an optional consumer group. */
 export function parseDlqAddress(params: { partitionId?: string; transactionId?: string }, consumerGroup: unknown): DlqAddress {
   const partitionId = parsePartitionId(params.partitionId);
-  const transactionId = validate(transactionIdSchema, params.transactionId, 'invalid_transaction_id');
+  const transactionId = validate(storedText(transactionIdSchema, 'transactionId'), params.transactionId, 'invalid_transaction_id');
   const group =
     consumerGroup === undefined || consumerGroup === null || consumerGroup === ''
       ? undefined
@@ -111,13 +100,21 @@ export function parsePartitionId(raw: unknown): string {
   return id;
 }
 
+// PostgreSQL text (and jsonb strings) cannot hold U+0000: refuse it rather than fail in SQL.
+const storedText = <S extends v.GenericSchema<unknown, string>>(schema: S, what: string) =>
+  v.pipe(schema, v.check((s: string) => !s.includes('\u0000'), `${what} must not contain the character U+0000`));
+
+const hasNul = (x: unknown): boolean =>
+  typeof x === 'string' ? x.includes('\u0000') : typeof x === 'object' && x !== null && Object.entries(x).some(([k, y]) => k.includes('\u0000') || hasNul(y));
+
 const traceNameSchema = v.pipe(
   v.string('traceNames must be a string or an array of strings'),
   v.maxLength(MAX_NAME_LENGTH, `each trace name must be at most ${MAX_NAME_LENGTH} characters`),
+  v.check((s) => !/[\u0000-\u001f\u007f]/.test(s), 'trace names must not contain control characters'),
 );
 
 const traceSchema = v.object({
-  transactionId: transactionIdSchema,
+  transactionId: storedText(transactionIdSchema, 'transactionId'),
   consumerGroup: v.optional(v.nullable(nameSchema('consumerGroup'))),
   eventType: v.optional(
     v.nullable(
@@ -125,6 +122,7 @@ const traceSchema = v.object({
         v.string('eventType must be a string'),
         v.minLength(1, 'eventType must not be empty'),
         v.maxLength(MAX_EVENT_TYPE_LENGTH, `eventType must be at most ${MAX_EVENT_TYPE_LENGTH} characters`),
+        v.check((s) => !/[\u0000-\u001f\u007f]/.test(s), 'eventType must not contain control characters'),
       ),
     ),
   ),
@@ -141,6 +139,7 @@ export function parseTrace(body: unknown): TraceRequest {
   if (!('data' in body)) throw badRequest('invalid_request', 'data is required: the JSON value the trace records.');
   const partitionId = parsePartitionId(body.partitionId);
   const t = validate(traceSchema, body);
+  if (hasNul(body.data)) throw badRequest('invalid_request', 'data must not contain the character U+0000, which PostgreSQL cannot store.');
   const data = JSON.stringify(body.data);
   if (new TextEncoder().encode(data).byteLength > MAX_TRACE_DATA_BYTES) {
     throw tooLarge('trace_too_large', `A trace's data must be at most ${MAX_TRACE_DATA_BYTES} bytes of JSON; record less.`);
@@ -158,16 +157,16 @@ export function parseTrace(body: unknown): TraceRequest {
 
 const pageQuery = (defaultLimit: number) =>
   v.object({
-    limit: v.optional(integer('limit', 1, MAX_TRACE_PAGE), String(defaultLimit)),
-    offset: v.optional(integer('offset', 0, Number.MAX_SAFE_INTEGER), '0'),
+    limit: v.optional(wholeNumber('limit', 1, MAX_TRACE_PAGE), String(defaultLimit)),
+    offset: v.optional(wholeNumber('offset', 0, INT4_MAX), '0'),
   });
 
 /** GET /traces/by-name/:name?limit&offset. */
 export function readTracesByName(c: Context<BrokerEnv>): { name: string; page: Page } {
   const name = validate(v.pipe(traceNameSchema, v.minLength(1, 'the trace name must not be empty')), c.req.param('name'), 'invalid_name');
-  return { name, page: validate(pageQuery(DEFAULT_TRACE_PAGE), presentOnly(c.req.query()), 'invalid_query') };
+  return { name, page: validate(pageQuery(DEFAULT_TRACE_PAGE), presentQuery(c.req.query()), 'invalid_query') };
 }
 
 /** GET /traces/names?limit&offset. */
 export const readTraceNamesPage = (c: Context<BrokerEnv>): Page =>
-  validate(pageQuery(DEFAULT_TRACE_NAMES_PAGE), presentOnly(c.req.query()), 'invalid_query');
+  validate(pageQuery(DEFAULT_TRACE_NAMES_PAGE), presentQuery(c.req.query()), 'invalid_query');

@@ -8,8 +8,8 @@ const ROUTES = {
   Push: ['/api/v1/push', '/health'],
   Pop: ['/api/v1/pop'],
   Ack: ['/api/v1/ack', '/api/v1/lease', '/api/v1/transaction'],
-  Configure: ['/api/v1/configure', '/api/v1/resources', '/api/v1/consumer-groups'],
-  Dlq: ['/api/v1/dlq', '/api/v1/messages'],
+  Configure: ['/api/v1/configure', '/api/v1/resources', '/api/v1/consumer-groups', '/api/v1/stats'],
+  Dlq: ['/api/v1/dlq', '/api/v1/messages', '/api/v1/traces'],
 } as const;
 
 // Each run wakes a suspended Neon compute for its 5-minute scale-to-zero window: every minute would

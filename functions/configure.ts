@@ -1,11 +1,27 @@
-// Configure, queue resources and consumer groups (SPEC §3.6, §3.7).
+// Configure, queue resources and consumer groups (SPEC §3.6, §3.7, §3.8b).
 import type { Context } from 'hono';
 import { configureQueue } from '../lib/broker/configure.js';
-import { deleteConsumerGroup, listConsumerGroups } from '../lib/broker/consumer-groups.js';
-import { deleteQueue, describeQueue, groupQueues, listQueues } from '../lib/broker/queues.js';
-import { seekConsumerGroup } from '../lib/broker/seek.js';
+import {
+  consumerGroupDetail,
+  deleteConsumerGroup,
+  laggingPartitions,
+  listConsumerGroups,
+  refreshStats,
+  updateSubscription,
+} from '../lib/broker/consumer-groups.js';
+import { deleteQueue, describeQueue, groupQueues, listQueues, resourcesOverview } from '../lib/broker/queues.js';
+import { seekConsumerGroup, seekPartitionToEnd } from '../lib/broker/seek.js';
 import { defineFunction, requireRole, type BrokerEnv } from '../lib/http/context.js';
-import { nameParam, nameQuery, readConfigureRequest, readSeekRequest } from '../lib/http/requests/configure.js';
+import {
+  nameParam,
+  nameQuery,
+  readConfigureRequest,
+  readDeleteMetadata,
+  readMinLagSeconds,
+  readPartitionSeek,
+  readSeekRequest,
+  readSubscriptionUpdate,
+} from '../lib/http/requests/configure.js';
 
 const tenant = (c: Context<BrokerEnv>) => c.get('principal').tenant;
 
@@ -19,6 +35,8 @@ export default defineFunction('configure', (app) => {
     const filter = { namespace: nameQuery(c, 'namespace'), task: nameQuery(c, 'task') };
     return c.json({ queues: await listQueues(c.get('db'), tenant(c), filter) });
   });
+
+  app.get('/api/v1/resources/overview', requireRole('read-only'), async (c) => c.json(await resourcesOverview(c.get('db'), tenant(c))));
 
   app.get('/api/v1/resources/queues/:queue', requireRole('read-only'), async (c) =>
     c.json(await describeQueue(c.get('db'), tenant(c), nameParam(c, 'queue', 'queue'))),
@@ -37,19 +55,42 @@ export default defineFunction('configure', (app) => {
   );
 
   app.get('/api/v1/consumer-groups', requireRole('read-only'), async (c) =>
-    c.json({ consumerGroups: await listConsumerGroups(c.get('db'), tenant(c), nameQuery(c, 'queue')) }),
+    c.json(await listConsumerGroups(c.get('db'), tenant(c), nameQuery(c, 'queue'))),
   );
+
+  // Before /consumer-groups/:group, which would otherwise take "lagging" for a group name.
+  app.get('/api/v1/consumer-groups/lagging', requireRole('read-only'), async (c) =>
+    c.json(await laggingPartitions(c.get('db'), tenant(c), readMinLagSeconds(c))),
+  );
+
+  app.get('/api/v1/consumer-groups/:group', requireRole('read-only'), async (c) =>
+    c.json(await consumerGroupDetail(c.get('db'), tenant(c), nameParam(c, 'group', 'consumer group'))),
+  );
+
+  // The core client's updateConsumerGroupTimestamp: an application call, so read-write.
+  app.post('/api/v1/consumer-groups/:group/subscription', requireRole('read-write'), async (c) => {
+    const { group, timestamp } = await readSubscriptionUpdate(c);
+    return c.json(await updateSubscription(c.get('db'), tenant(c), group, timestamp));
+  });
 
   app.post('/api/v1/consumer-groups/:group/queues/:queue/seek', requireRole('admin'), async (c) => {
     const { group, queue, target } = await readSeekRequest(c);
     return c.json(await seekConsumerGroup(c.get('db'), tenant(c), group, queue, target));
   });
 
+  app.post('/api/v1/consumer-groups/:group/queues/:queue/partitions/:partition/seek', requireRole('admin'), async (c) => {
+    const { group, queue, partition } = readPartitionSeek(c);
+    return c.json(await seekPartitionToEnd(c.get('db'), tenant(c), group, queue, partition));
+  });
+
   app.delete('/api/v1/consumer-groups/:group', requireRole('admin'), async (c) =>
-    c.json(await deleteConsumerGroup(c.get('db'), tenant(c), nameParam(c, 'group', 'consumer group'))),
+    c.json(await deleteConsumerGroup(c.get('db'), tenant(c), nameParam(c, 'group', 'consumer group'), undefined, readDeleteMetadata(c))),
   );
 
-  app.delete('/api/v1/consumer-groups/:group/queues/:queue', requireRole('admin'), async (c) =>
-    c.json(await deleteConsumerGroup(c.get('db'), tenant(c), nameParam(c, 'group', 'consumer group'), nameParam(c, 'queue', 'queue'))),
-  );
+  app.delete('/api/v1/consumer-groups/:group/queues/:queue', requireRole('admin'), async (c) => {
+    const group = nameParam(c, 'group', 'consumer group');
+    return c.json(await deleteConsumerGroup(c.get('db'), tenant(c), group, nameParam(c, 'queue', 'queue'), readDeleteMetadata(c)));
+  });
+
+  app.post('/api/v1/stats/refresh', requireRole('admin'), (c) => c.json(refreshStats()));
 });

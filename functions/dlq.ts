@@ -1,9 +1,20 @@
-// DLQ listing, message detail, retry and delete (SPEC §3.8).
+// DLQ listing, message detail, retry and delete (SPEC §3.8), and message traces (§3.8b).
 import type { Context } from 'hono';
-import { deleteDlq, listDlq, retryDlq } from '../lib/broker/dead-letter.js';
+import { deleteDlq, listDlq, moveToDlq, retryDlq } from '../lib/broker/dead-letter.js';
+import { listMessages } from '../lib/broker/message-list.js';
 import { getMessage } from '../lib/broker/messages.js';
+import { recordTrace, traceNames, tracesByName, tracesOfMessage } from '../lib/broker/traces.js';
 import { defineFunction, requireRole, type BrokerEnv } from '../lib/http/context.js';
-import { readDlqAddress, readDlqQuery, readMessageAddress, readRetryAddress } from '../lib/http/requests/dlq.js';
+import {
+  readDlqAddress,
+  readDlqQuery,
+  readMessageAddress,
+  readMessageFilter,
+  readRetryAddress,
+  readTrace,
+  readTraceNamesPage,
+  readTracesByName,
+} from '../lib/http/requests/dlq.js';
 
 // Payloads are spliced in verbatim, so these bodies arrive as finished JSON text.
 const json = (c: Context<BrokerEnv>, text: string) => c.body(text, 200, { 'content-type': 'application/json; charset=UTF-8' });
@@ -11,6 +22,10 @@ const json = (c: Context<BrokerEnv>, text: string) => c.body(text, 200, { 'conte
 export default defineFunction('dlq', (app) => {
   app.get('/api/v1/dlq', requireRole('read-only'), async (c) =>
     json(c, await listDlq(c.get('db'), c.get('principal').tenant, readDlqQuery(c), c.get('config'))),
+  );
+
+  app.get('/api/v1/messages', requireRole('read-only'), async (c) =>
+    c.json(await listMessages(c.get('db'), c.get('principal').tenant, readMessageFilter(c))),
   );
 
   app.get('/api/v1/messages/:partitionId/:transactionId', requireRole('read-only'), async (c) => {
@@ -24,8 +39,29 @@ export default defineFunction('dlq', (app) => {
     return c.json(await retryDlq(c.get('db'), { tenant, sub, config: c.get('config') }, a));
   });
 
+  app.post('/api/v1/messages/:partitionId/:transactionId/dlq', requireRole('admin'), () => moveToDlq());
+
   app.delete('/api/v1/messages/:partitionId/:transactionId', requireRole('admin'), async (c) => {
     const a = readDlqAddress(c);
     return c.json(await deleteDlq(c.get('db'), c.get('principal').tenant, a));
+  });
+
+  app.post('/api/v1/traces', requireRole('read-write'), async (c) =>
+    c.json(await recordTrace(c.get('db'), c.get('principal').tenant, await readTrace(c)), 201),
+  );
+
+  // Hono matches in registration order: the literal paths before /traces/:partitionId/:transactionId.
+  app.get('/api/v1/traces/names', requireRole('read-only'), async (c) =>
+    c.json(await traceNames(c.get('db'), c.get('principal').tenant, readTraceNamesPage(c))),
+  );
+
+  app.get('/api/v1/traces/by-name/:name', requireRole('read-only'), async (c) => {
+    const { name, page } = readTracesByName(c);
+    return c.json(await tracesByName(c.get('db'), c.get('principal').tenant, name, page));
+  });
+
+  app.get('/api/v1/traces/:partitionId/:transactionId', requireRole('read-only'), async (c) => {
+    const a = readMessageAddress(c);
+    return c.json(await tracesOfMessage(c.get('db'), c.get('principal').tenant, a.partitionId, a.transactionId));
   });
 });

@@ -1,5 +1,5 @@
 // The one error type: an HTTP status, a stable code, and a message that says what to do next.
-export type ErrorStatus = 400 | 401 | 403 | 404 | 409 | 413 | 500 | 503;
+export type ErrorStatus = 400 | 401 | 403 | 404 | 409 | 413 | 500 | 501 | 503;
 
 export class QueenError extends Error {
   constructor(
@@ -15,6 +15,7 @@ export class QueenError extends Error {
 export const badRequest = (code: string, message: string) => new QueenError(400, code, message);
 export const notFound = (code: string, message: string) => new QueenError(404, code, message);
 export const tooLarge = (code: string, message: string) => new QueenError(413, code, message);
+export const notSupported = (message: string) => new QueenError(501, 'not_supported', message);
 
 /** SQLSTATE codes we react to (PostgreSQL manual, appendix A). */
 export const SqlState = {

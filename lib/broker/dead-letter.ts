@@ -13,7 +13,7 @@ import type { DecodedMessage } from '../codec/segment.js';
 import type { Config } from '../config.js';
 import type { AckNeedRow } from '../db/rows.js';
 import type { Database, Queryable } from '../db/types.js';
-import { notFound } from '../errors.js';
+import { notFound, notSupported } from '../errors.js';
 import { decryptPayload, requireEncryptionKey } from './encryption.js';
 import { pushItems, type PushContext } from './push.js';
 import { decodeSegmentRow } from './segments.js';
@@ -57,9 +57,13 @@ export async function payloadText(payload: Uint8Array, encrypted: boolean, confi
 }
 
 /** JSON text of `fields` with `data` set to `raw` verbatim. */
-export function withRawData(fields: Record<string, unknown>, raw: string): string {
+export const withRawData = (fields: Record<string, unknown>, raw: string): string => withRawMembers(fields, { data: raw });
+
+/** JSON text of `fields` preceded by each of `raws`, a member whose value is spliced in verbatim. */
+export function withRawMembers(fields: Record<string, unknown>, raws: Record<string, string>): string {
+  const head = Object.entries(raws).map(([key, raw]) => `${JSON.stringify(key)}:${raw}`);
   const rest = JSON.stringify(fields);
-  return `{"data":${raw}${rest === '{}' ? '}' : `,${rest.slice(1)}`}`;
+  return `{${head.join(',')}${rest === '{}' ? '}' : `,${rest.slice(1)}`}`;
 }
 
 export interface DlqFilter {
@@ -187,5 +191,19 @@ export async function retryDlq(db: Database, ctx: PushContext, a: DlqAddress) {
 export async function deleteDlq(db: Queryable, tenant: string, a: DlqAddress) {
   const rows = await db.query<DlqRow>(DELETE_SQL, deleteParams(tenant, a));
   if (rows.length === 0) throw notInDlq(a);
-  return { deleted: true as const, partitionId: a.partitionId, transactionId: a.transactionId, removed: rows.length };
+  return {
+    success: true as const,
+    partitionId: a.partitionId,
+    transactionId: a.transactionId,
+    message: 'Dead-letter copies deleted; the message itself stays in the log until retention removes its segment.',
+    deleted: true as const,
+    removed: rows.length,
+  };
+}
+
+/** POST /messages/:p/:t/dlq, which Queen's dashboard and admin clients call and Queen's server lacks. */
+export function moveToDlq(): never {
+  throw notSupported(
+    'Moving a message to the DLQ by hand is not supported: the log is immutable and a message leaves the queue only through its cursor. Ack it with status "dlq" (POST /api/v1/ack) to dead-letter it.',
+  );
 }

@@ -11,3 +11,20 @@ export const MAX_EXTEND_SECONDS = 7 * 24 * 3600;
 
 export const DEFAULT_DLQ_PAGE = 100;
 export const MAX_DLQ_PAGE = 1000;
+
+// Traces: stored beside the log, so their size is capped apart from a message's.
+export const MAX_TRACE_DATA_BYTES = 64 * 1024;
+export const MAX_TRACE_NAMES = 32;
+export const MAX_EVENT_TYPE_LENGTH = 100;
+export const DEFAULT_TRACE_PAGE = 100;
+export const DEFAULT_TRACE_NAMES_PAGE = 50;
+export const MAX_TRACE_PAGE = 1000;
+export const TRACE_RETENTION_SECONDS = 7 * 24 * 3600;
+export const TRACE_PURGE_BATCH = 10_000;
+
+export const DEFAULT_LAGGING_SECONDS = 3600;
+
+// The message browser decodes what a page needs: offset + limit messages' worth of segments.
+export const DEFAULT_MESSAGE_PAGE = 200;
+export const MAX_MESSAGE_PAGE = 1000;
+export const MAX_MESSAGE_DEPTH = 10_000;

@@ -1,5 +1,7 @@
-// Queue resources (SPEC §3.7): listing, detail with per-partition watermarks and per-group lag,
-// namespaces and tasks, and delete with its cascade. Each is one SQL function call.
+// Queue resources (SPEC §3.7, §3.8b): listing, detail with per-partition watermarks and per-group lag,
+// namespaces and tasks, the overview, and delete with its cascade. Each is one SQL function call;
+// the figures are Queen's (pending excludes what is in flight) and computed from the log.
+import { selectJson } from '../db/json.js';
 import type { Queryable } from '../db/types.js';
 import { notFound, SqlState, sqlState } from '../errors.js';
 import { orderOptions, type QueueOptions } from './configure.js';
@@ -11,7 +13,17 @@ export interface QueueSummary {
   task: string | null;
   createdAt: string;
   partitions: number;
-  messages: { total: number; pending: number };
+  messages: { total: number; pending: number; processing: number; completed: number };
+}
+
+/** Queen's per-partition and per-queue figures; `failed` is always null (no count of failed acks is kept). */
+export interface Figures {
+  total: number;
+  pending: number;
+  processing: number;
+  completed: number;
+  failed: null;
+  deadLetter: number;
 }
 
 export async function listQueues(db: Queryable, tenant: string, filter: { namespace?: string; task?: string } = {}): Promise<QueueSummary[]> {
@@ -38,8 +50,12 @@ export interface QueueDetail {
     log_start: number;
     txns_start: number;
     messages: number;
+    stats: Figures;
+    oldestMessage: string | null;
+    newestMessage: string | null;
     consumerGroups: { consumerGroup: string; committed: number; lag: number; leased: boolean }[];
   }[];
+  totals: Figures;
 }
 
 export async function describeQueue(db: Queryable, tenant: string, queue: string): Promise<QueueDetail> {
@@ -63,7 +79,7 @@ export async function deleteQueue(db: Queryable, tenant: string, queue: string) 
   }
 }
 
-/** The queues grouped by namespace or by task; queues without one are left out. */
+/** The queues grouped by namespace or by task (Queen's shape: `queues` is a count); queues without one are left out. */
 export async function groupQueues(db: Queryable, tenant: string, by: 'namespace' | 'task') {
   const groups = new Map<string, QueueSummary[]>();
   for (const q of await listQueues(db, tenant)) {
@@ -71,18 +87,24 @@ export async function groupQueues(db: Queryable, tenant: string, by: 'namespace'
     if (key === null) continue;
     groups.set(key, [...(groups.get(key) ?? []), q]);
   }
+  const sum = (queues: QueueSummary[], f: (q: QueueSummary) => number) => queues.reduce((n, q) => n + f(q), 0);
   return [...groups.entries()]
     .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
     .map(([name, queues]) => ({
       [by]: name,
-      queues: queues.map((q) => ({ id: q.id, name: q.name, namespace: q.namespace, task: q.task })),
-      partitions: queues.reduce((n, q) => n + q.partitions, 0),
+      queues: queues.length,
+      queueNames: queues.map((q) => q.name),
+      partitions: sum(queues, (q) => q.partitions),
       messages: {
-        total: queues.reduce((n, q) => n + q.messages.total, 0),
-        pending: queues.reduce((n, q) => n + q.messages.pending, 0),
+        total: sum(queues, (q) => q.messages.total),
+        pending: sum(queues, (q) => q.messages.pending),
+        processing: sum(queues, (q) => q.messages.processing),
       },
     }));
 }
+
+/** GET /resources/overview: counts, message figures, lag spread and ingest rate of the tenant. */
+export const resourcesOverview = (db: Queryable, tenant: string) => selectJson<unknown>(db, 'queen.resources_overview($1)', [tenant]);
 
 export const queueNotFound = (queue: string) =>
   notFound('queue_not_found', `Queue "${queue}" does not exist; create it with POST /api/v1/configure or by pushing to it.`);

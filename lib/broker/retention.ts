@@ -4,6 +4,7 @@
 // commit. Overlapping runs skip each other's partitions (a per-partition advisory lock); a run
 // is idempotent.
 import type { Database } from '../db/types.js';
+import { purgeTraces } from './traces.js';
 
 export interface QueueRetention {
   tenant: string;
@@ -21,6 +22,7 @@ export interface RetentionReport {
   messagesDeleted: number;
   sidecarRowsPurged: number;
   queues: QueueRetention[];
+  tracesDeleted: number;
 }
 
 export interface RetentionOptions {
@@ -43,6 +45,7 @@ export async function runRetention(db: Database, options: RetentionOptions = {})
     messagesDeleted: 0,
     sidecarRowsPurged: 0,
     queues: [],
+    tracesDeleted: 0,
   };
   const perQueue = new Map<string, QueueRetention>();
   let next = 0;
@@ -84,6 +87,7 @@ export async function runRetention(db: Database, options: RetentionOptions = {})
     }
   };
   await Promise.all(Array.from({ length: Math.min(parallel, candidates.length) }, worker));
+  report.tracesDeleted = await purgeTraces(db);
   report.queues = [...perQueue.values()].sort((a, b) => (a.tenant + a.queue < b.tenant + b.queue ? -1 : 1));
   return report;
 }

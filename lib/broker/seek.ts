@@ -1,38 +1,63 @@
 // Seek (SPEC §3.7): move one group's cursors on a queue to the end, to a timestamp, or to an offset
-// of one partition. Backwards is allowed and replays; leases and retry counters are cleared.
+// of one partition, or one partition's cursor to its end (the dashboard's "Skip to end"). Backwards
+// is allowed and replays; leases and retry counters are cleared. Answers Queen's keys and ours.
 import type { Queryable } from '../db/types.js';
 import { notFound } from '../errors.js';
 import { queueNotFound } from './queues.js';
 
 export type SeekTarget =
-  | { kind: 'end' }
+  | { kind: 'end'; partition?: string }
   | { kind: 'timestamp'; timestamp: string }
   | { kind: 'offset'; offset: number; partition: string };
+
+type Moved = { partitionId: string; partition: string; committed: number; nextOffset: number };
 
 export interface SeekResult {
   success: true;
   consumerGroup: string;
+  queueName: string;
+  seekToEnd: boolean;
+  targetTimestamp: string | null;
+  partitionsUpdated: number;
   queue: string;
-  partitions: { partitionId: string; partition: string; committed: number; nextOffset: number }[];
+  partitions: Moved[];
 }
 
 export async function seekConsumerGroup(db: Queryable, tenant: string, group: string, queue: string, target: SeekTarget): Promise<SeekResult> {
-  const [row] = await db.query<{ j: SeekResult['partitions'] | null }>(
-    'SELECT queen.seek_consumer_group($1, $2, $3, $4, $5::timestamptz, $6, $7) AS j',
+  const partition = target.kind === 'timestamp' ? null : (target.partition ?? null);
+  const [row] = await db.query<{ j: Moved[] | null; target: string | null }>(
+    'SELECT queen.seek_consumer_group($1, $2, $3, $4, $5::timestamptz, $6, $7) AS j, queen.admin_iso($5::timestamptz) AS target',
     [
       tenant,
       queue,
       group,
       target.kind === 'end',
       target.kind === 'timestamp' ? target.timestamp : null,
-      target.kind === 'offset' ? target.partition : null,
+      partition,
       target.kind === 'offset' ? target.offset : null,
     ],
   );
   const partitions = row?.j;
   if (!partitions) throw queueNotFound(queue);
-  if (target.kind === 'offset' && partitions.length === 0) {
-    throw notFound('partition_not_found', `Queue "${queue}" has no partition "${target.partition}"; seek one of its partitions (GET /api/v1/resources/queues/${queue}).`);
+  if (partition !== null && partitions.length === 0) {
+    throw notFound('partition_not_found', `Queue "${queue}" has no partition "${partition}"; seek one of its partitions (GET /api/v1/resources/queues/${queue}).`);
   }
-  return { success: true, consumerGroup: group, queue, partitions };
+  return {
+    success: true,
+    consumerGroup: group,
+    queueName: queue,
+    seekToEnd: target.kind === 'end',
+    targetTimestamp: row!.target,
+    partitionsUpdated: partitions.length,
+    queue,
+    partitions,
+  };
+}
+
+/** One partition's cursor to its newest message; cursorMovedTo is that message's creation time. */
+export async function seekPartitionToEnd(db: Queryable, tenant: string, group: string, queue: string, partition: string) {
+  const result = await seekConsumerGroup(db, tenant, group, queue, { kind: 'end', partition });
+  const moved = result.partitions[0]!;
+  const [row] = await db.query<{ t: string | null }>('SELECT queen.admin_iso(queen.segment_time_at($1, $2)) AS t', [moved.partitionId, moved.committed]);
+  return { ...result, partitionName: partition, updated: true as const, cursorMovedTo: row!.t };
 }

@@ -117,3 +117,47 @@ export type AckNeedRow = SegmentRow & {
   need_to: string;
   created_at: Date;
 };
+
+/**
+ * queen.message_marks: where a partition's message-level status changes along its offsets. An
+ * offset at or below completed_to is completed, up to processing_to processing, else pending; a
+ * dead-lettered one is dead_letter. bus holds each named group's effective cursor.
+ */
+export type MessageMarks = {
+  queue_mode: boolean;
+  completed_to: string;
+  processing_to: string;
+  lease_expires_at: Date | null;
+  bus: string[];
+};
+
+/**
+ * queen.list_messages: the segments a page of GET /messages needs, newest first, then one `mode`
+ * row. TypeScript decodes each segment's frames (newest offset first), keeps those whose status
+ * matches, skips the page offset and stops at the limit.
+ *
+ * | kind | columns                                                             |
+ * | ---- | ------------------------------------------------------------------- |
+ * | seg  | the partition's names and marks, a segment, dlq (its dead-lettered offsets) |
+ * | mode | mode: {hasQueueMode, busGroupsCount} over the window's partitions    |
+ */
+export type MessageListRow = MessageSegmentRow | MessageModeRow;
+
+export type MessageSegmentRow = SegmentRow &
+  MessageMarks & {
+    kind: 'seg';
+    partition_id: string;
+    queue: string;
+    partition: string;
+    namespace: string | null;
+    task: string | null;
+    priority: number;
+    created_at: Date;
+    dlq: string[];
+    mode: null;
+  };
+
+export type MessageModeRow = {
+  kind: 'mode';
+  mode: { hasQueueMode: boolean; busGroupsCount: number };
+};

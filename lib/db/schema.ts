@@ -7,6 +7,7 @@ import {
   customType,
   index,
   integer,
+  jsonb,
   pgSchema,
   primaryKey,
   text,
@@ -184,5 +185,46 @@ export const logDlq = queen.table(
     primaryKey({ name: 'log_dlq_pk', columns: [t.partitionId, t.consumerGroup, t.msgOffset] }),
     index('idx_log_dlq_partition_txn').on(t.partitionId, t.transactionId),
     index('idx_log_dlq_failed_at').on(t.failedAt),
+  ],
+);
+
+// Message traces (POST /api/v1/traces), kept off the hot path: nothing here is read or written by
+// push, pop or ack, and the only foreign key hangs off queues (never updated by them), so a
+// queue delete cascades here. partition_id has none, like log_txns; msg_offset is null when
+// the sidecar hash was purged before the trace arrived.
+export const messageTraces = queen.table(
+  'message_traces',
+  {
+    id: uuid('id').primaryKey(),
+    queueId: bigint('queue_id', { mode: 'number' })
+      .notNull()
+      .references(() => queues.id, { onDelete: 'cascade' }),
+    partitionId: bigint('partition_id', { mode: 'number' }).notNull(),
+    msgOffset: offset('msg_offset'),
+    transactionId: text('transaction_id').notNull(),
+    consumerGroup: text('consumer_group').notNull(),
+    eventType: text('event_type').notNull(),
+    data: jsonb('data').notNull(),
+    createdAt: instant('created_at').notNull().defaultNow(),
+  },
+  (t) => [
+    index('idx_message_traces_message').on(t.queueId, t.partitionId, t.transactionId, t.createdAt),
+    index('idx_message_traces_created_at').on(t.createdAt),
+  ],
+);
+
+export const messageTraceNames = queen.table(
+  'message_trace_names',
+  {
+    traceId: uuid('trace_id')
+      .notNull()
+      .references(() => messageTraces.id, { onDelete: 'cascade' }),
+    tenantId: text('tenant_id').notNull(),
+    traceName: text('trace_name').notNull(),
+    createdAt: instant('created_at').notNull(),
+  },
+  (t) => [
+    primaryKey({ name: 'message_trace_names_pk', columns: [t.traceId, t.traceName] }),
+    index('idx_message_trace_names_name').on(t.tenantId, t.traceName, t.createdAt),
   ],
 );

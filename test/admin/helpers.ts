@@ -30,3 +30,13 @@ export async function segmentBases(db: Database, queue: string, partition = 'Def
   );
   return rows.map((r) => Number(r.base_offset));
 }
+
+/** As if the queue had been written `seconds` ago: its segments, sidecar rows and partitions' last writes. */
+export async function ageQueue(db: Database, queue: string, seconds: number) {
+  await backdate(db, queue, seconds);
+  await db.query(
+    `UPDATE queen.log_partitions p SET last_write_at = p.last_write_at - make_interval(secs => $2)
+       FROM queen.queues q WHERE q.id = p.queue_id AND q.name = $1`,
+    [queue, seconds],
+  );
+}

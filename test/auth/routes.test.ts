@@ -1,4 +1,7 @@
+import { Hono } from 'hono';
 import { describe, expect, it } from 'vitest';
+import { allFunctions } from '../../functions/index.js';
+import type { BrokerEnv } from '../../lib/http/context.js';
 import { readConfig } from '../../lib/config.js';
 import { authenticate } from '../../lib/http/auth.js';
 import { useDatabase } from '../support/db.js';
@@ -60,6 +63,15 @@ describe('every route but /health needs a valid token', () => {
 });
 
 describe('role matrix (SPEC §2: read-only ⊂ read-write ⊂ admin)', () => {
+  it('lists every route the function families register', () => {
+    const registered = allFunctions.flatMap((fn) => {
+      const app = new Hono<BrokerEnv>();
+      fn.routes(app);
+      return app.routes.filter((r) => r.method !== 'ALL').map((r) => `${r.method} ${r.path}`);
+    });
+    expect([...new Set(registered)].sort()).toEqual(ROUTES.map(describeRoute).sort());
+  });
+
   for (const route of ROUTES) {
     for (const role of ROLES) {
       const verdict = allows(role, route.role) ? 'is let through' : 'is refused with 403';
@@ -68,7 +80,8 @@ describe('role matrix (SPEC §2: read-only ⊂ read-write ⊂ admin)', () => {
         const res = await secured().call(route.method, route.path, route.body, bearer(token));
         if (allows(role, route.role)) {
           expect([401, 403]).not.toContain(res.status);
-          expect(res.status).toBeLessThan(500);
+          if (route.notSupported) expect([res.status, res.body.code]).toEqual([501, 'not_supported']);
+          else expect(res.status).toBeLessThan(500);
           expect(res.body?.code).not.toBe('route_not_found');
         } else {
           expect(res.status).toBe(403);

@@ -8,6 +8,8 @@ export interface RouteCase {
   path: string;
   body?: unknown;
   role: Role;
+  /** Served with a 501 not_supported once the role lets it through. */
+  notSupported?: true;
 }
 
 const TXN = 'role-matrix-txn';
@@ -24,18 +26,30 @@ export const ROUTES: RouteCase[] = [
   { method: 'POST', pattern: '/api/v1/transaction', path: '/api/v1/transaction', body: { operations: [{ type: 'push', items: [{ queue: 'rm', payload: 1 }] }] }, role: 'read-write' },
   { method: 'POST', pattern: '/api/v1/configure', path: '/api/v1/configure', body: { queue: 'rm', options: { leaseTime: 30 } }, role: 'admin' },
   { method: 'GET', pattern: '/api/v1/resources/queues', path: '/api/v1/resources/queues', role: 'read-only' },
+  { method: 'GET', pattern: '/api/v1/resources/overview', path: '/api/v1/resources/overview', role: 'read-only' },
   { method: 'GET', pattern: '/api/v1/resources/queues/:queue', path: '/api/v1/resources/queues/rm', role: 'read-only' },
   { method: 'DELETE', pattern: '/api/v1/resources/queues/:queue', path: '/api/v1/resources/queues/rm-missing', role: 'admin' },
   { method: 'GET', pattern: '/api/v1/resources/namespaces', path: '/api/v1/resources/namespaces', role: 'read-only' },
   { method: 'GET', pattern: '/api/v1/resources/tasks', path: '/api/v1/resources/tasks', role: 'read-only' },
   { method: 'GET', pattern: '/api/v1/consumer-groups', path: '/api/v1/consumer-groups', role: 'read-only' },
+  { method: 'GET', pattern: '/api/v1/consumer-groups/lagging', path: '/api/v1/consumer-groups/lagging?minLagSeconds=0', role: 'read-only' },
+  { method: 'GET', pattern: '/api/v1/consumer-groups/:group', path: '/api/v1/consumer-groups/g', role: 'read-only' },
+  { method: 'POST', pattern: '/api/v1/consumer-groups/:group/subscription', path: '/api/v1/consumer-groups/g/subscription', body: { subscriptionTimestamp: '2026-01-01T00:00:00Z' }, role: 'read-write' },
   { method: 'POST', pattern: '/api/v1/consumer-groups/:group/queues/:queue/seek', path: '/api/v1/consumer-groups/g/queues/rm/seek', body: { toEnd: true }, role: 'admin' },
+  { method: 'POST', pattern: '/api/v1/consumer-groups/:group/queues/:queue/partitions/:partition/seek', path: '/api/v1/consumer-groups/g/queues/rm/partitions/Default/seek', role: 'admin' },
   { method: 'DELETE', pattern: '/api/v1/consumer-groups/:group', path: '/api/v1/consumer-groups/g-missing', role: 'admin' },
   { method: 'DELETE', pattern: '/api/v1/consumer-groups/:group/queues/:queue', path: '/api/v1/consumer-groups/g-missing/queues/rm', role: 'admin' },
+  { method: 'POST', pattern: '/api/v1/stats/refresh', path: '/api/v1/stats/refresh', body: {}, role: 'admin' },
   { method: 'GET', pattern: '/api/v1/dlq', path: '/api/v1/dlq?queue=rm', role: 'read-only' },
+  { method: 'GET', pattern: '/api/v1/messages', path: '/api/v1/messages?queue=rm', role: 'read-only' },
   { method: 'GET', pattern: '/api/v1/messages/:partitionId/:transactionId', path: `/api/v1/messages/1/${TXN}`, role: 'read-only' },
   { method: 'DELETE', pattern: '/api/v1/messages/:partitionId/:transactionId', path: `/api/v1/messages/1/${TXN}`, role: 'admin' },
   { method: 'POST', pattern: '/api/v1/messages/:partitionId/:transactionId/retry', path: `/api/v1/messages/1/${TXN}/retry`, body: {}, role: 'admin' },
+  { method: 'POST', pattern: '/api/v1/messages/:partitionId/:transactionId/dlq', path: `/api/v1/messages/1/${TXN}/dlq`, body: {}, role: 'admin', notSupported: true },
+  { method: 'POST', pattern: '/api/v1/traces', path: '/api/v1/traces', body: { transactionId: TXN, partitionId: '1', data: { n: 1 } }, role: 'read-write' },
+  { method: 'GET', pattern: '/api/v1/traces/names', path: '/api/v1/traces/names', role: 'read-only' },
+  { method: 'GET', pattern: '/api/v1/traces/by-name/:name', path: '/api/v1/traces/by-name/rm', role: 'read-only' },
+  { method: 'GET', pattern: '/api/v1/traces/:partitionId/:transactionId', path: `/api/v1/traces/1/${TXN}`, role: 'read-only' },
 ];
 
 export const ROLES: Role[] = ['read-only', 'read-write', 'admin'];

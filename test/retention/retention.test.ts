@@ -50,7 +50,7 @@ describe('time retention', () => {
     await backdate(db(), 'gap', 120, 's.base_offset < 3');
     await runRetention(db());
     const groups = await api.call('GET', '/api/v1/consumer-groups?queue=gap');
-    expect(groups.body.consumerGroups[0]).toMatchObject({ name: 'late', lag: 2 });
+    expect(groups.body[0]).toMatchObject({ name: 'late', lag: 2 });
     expect(offsets((await api.popQueue('gap', { consumerGroup: 'late', batch: 10 })).body)).toEqual([3, 4]);
   });
 

@@ -142,12 +142,14 @@ describe('sst.config.ts run()', () => {
         expect(target(route.path), `${route.method} ${route.path}`).toBe(outputs.url(family));
       }
     }
-    // The SPEC §3 paths, whether or not their family has landed yet.
+    // The SPEC §3 and §3.8b paths, whether or not their family has landed yet.
     for (const [path, family] of [
       ['/api/v1/push', 'Push'], ['/api/v1/pop/queue/q', 'Pop'], ['/api/v1/pop', 'Pop'], ['/api/v1/ack/batch', 'Ack'],
       ['/api/v1/lease/x/extend', 'Ack'], ['/api/v1/transaction', 'Ack'], ['/api/v1/configure', 'Configure'],
       ['/api/v1/resources/queues/q', 'Configure'], ['/api/v1/consumer-groups/g/queues/q/seek', 'Configure'],
-      ['/api/v1/dlq', 'Dlq'], ['/api/v1/messages/1/tx/retry', 'Dlq'],
+      ['/api/v1/dlq', 'Dlq'], ['/api/v1/messages/1/tx/retry', 'Dlq'], ['/api/v1/messages', 'Dlq'],
+      ['/api/v1/traces', 'Dlq'], ['/api/v1/traces/by-name/n', 'Dlq'], ['/api/v1/stats/refresh', 'Configure'],
+      ['/api/v1/consumer-groups/g/queues/q/partitions/p/seek', 'Configure'], ['/api/v1/resources/overview', 'Configure'],
     ] as const) {
       expect(target(path), path).toBe(outputs.url(family));
     }

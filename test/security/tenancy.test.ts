@@ -23,6 +23,8 @@ async function snapshotB() {
     subscriptions: await db().query(`SELECT s.* FROM queen.consumer_subscriptions s JOIN queen.queues q ON q.id = s.queue_id WHERE q.tenant_id = 'tenant-b' ORDER BY s.consumer_group`),
     sidecars: await db().query(`SELECT t.partition_id, t.base_offset, md5(t.hashes) AS hashes ${scope.replace('WHERE', 'JOIN queen.log_txns t ON t.partition_id = p.id WHERE')} ORDER BY 1, 2`),
     dlq: await db().query(`SELECT d.* ${scope.replace('WHERE', 'JOIN queen.log_dlq d ON d.partition_id = p.id WHERE')} ORDER BY d.msg_offset`),
+    traces: await db().query(`SELECT t.*, n.trace_name FROM queen.message_traces t JOIN queen.queues q ON q.id = t.queue_id
+                               LEFT JOIN queen.message_trace_names n ON n.trace_id = t.id WHERE q.tenant_id = 'tenant-b' ORDER BY t.id, n.trace_name`),
   };
 }
 
@@ -38,6 +40,8 @@ beforeAll(async () => {
   await b('POST', '/api/v1/ack', { transactionId: 'b-dead', partitionId: bData.partitionId, leaseId: first.body?.leaseId, consumerGroup: GROUP_B, status: 'dlq', error: 'poison' });
   const second = await b('GET', `/api/v1/pop/queue/${enc(QUEUE_B)}/partition/p1?consumerGroup=${GROUP_B}`);
   bData.leaseId = String(second.body?.leaseId ?? '');
+  const traced = await b('POST', '/api/v1/traces', { transactionId: bData.leasedTxn, partitionId: bData.partitionId, consumerGroup: GROUP_B, traceNames: ['b-flow'], data: { owner: 'b' } });
+  expect(traced.status).toBe(201);
 });
 
 describe('tenant B has data for the matrix', () => {
@@ -63,6 +67,25 @@ describe('tenant A cannot see tenant B', () => {
       expect(res.text).not.toContain('invoices');
       expect(res.text).not.toContain(GROUP_B);
     }
+  });
+
+  it('B\'s groups, messages, traces and figures are invisible to A on every reading route', async () => {
+    for (const path of [
+      '/api/v1/consumer-groups/lagging?minLagSeconds=0',
+      `/api/v1/consumer-groups/${GROUP_B}`,
+      '/api/v1/messages',
+      `/api/v1/messages?queue=${enc(QUEUE_B)}&status=processing`,
+      '/api/v1/resources/overview',
+      `/api/v1/traces/${bData.partitionId}/${bData.leasedTxn}`,
+      '/api/v1/traces/by-name/b-flow',
+      '/api/v1/traces/names',
+    ]) {
+      const res = await a('GET', path);
+      expect([path, res.status]).toEqual([path, 200]);
+      for (const secret of ['orders', 'invoices', GROUP_B, 'b-flow', bData.leasedTxn, '"owner"']) expect(res.text).not.toContain(secret);
+    }
+    expect((await a('GET', '/api/v1/resources/overview')).body).toMatchObject({ queues: 0, messages: { total: 0 } });
+    expect((await b('GET', '/api/v1/traces/by-name/b-flow')).body.total).toBe(1);
   });
 
   it('B\'s DLQ rows and messages are invisible to A even with B\'s partition id', async () => {
@@ -111,6 +134,17 @@ describe('tenant A cannot change tenant B', () => {
     expect((await a('POST', `/api/v1/messages/${bData.partitionId}/${bData.dlqTxn}/retry`, {})).status).toBe(404);
     const del = await a('DELETE', `/api/v1/messages/${bData.partitionId}/${bData.dlqTxn}`);
     expect([200, 404]).toContain(del.status);
+    expect(await snapshotB()).toEqual(before);
+  });
+
+  it('traces, subscription updates and partition seeks aimed at B\'s partition and group change nothing', async () => {
+    const before = await snapshotB();
+    const trace = await a('POST', '/api/v1/traces', { transactionId: bData.leasedTxn, partitionId: bData.partitionId, traceNames: ['b-flow'], data: { owner: 'a' } });
+    expect([trace.status, trace.body.code]).toEqual([404, 'partition_not_found']);
+    const sub = await a('POST', `/api/v1/consumer-groups/${GROUP_B}/subscription`, { subscriptionTimestamp: '2000-01-01T00:00:00Z' });
+    expect(sub.body.rowsUpdated).toBe(0);
+    expect((await a('POST', `/api/v1/consumer-groups/${GROUP_B}/queues/${enc(QUEUE_B)}/partitions/p1/seek`)).status).toBe(404);
+    expect((await a('DELETE', `/api/v1/consumer-groups/${GROUP_B}?deleteMetadata=false`)).body.deletedPartitions).toBe(0);
     expect(await snapshotB()).toEqual(before);
   });
 

@@ -52,3 +52,23 @@ export const timestampSchema = (what: string) =>
     v.string(`${what} must be an ISO 8601 string`),
     v.check((s) => ISO.test(s) && !Number.isNaN(Date.parse(s)), `${what} must be an ISO 8601 date-time like 2026-01-31T12:00:00Z`),
   );
+
+/** The query string without its empty parameters, which count as absent. */
+export const presentQuery = (query: Record<string, string>) => Object.fromEntries(Object.entries(query).filter(([, value]) => value !== ''));
+
+/** A whole number in a query string, within [min, max]. */
+export const wholeNumber = (what: string, min: number, max: number) =>
+  v.pipe(
+    v.string(),
+    v.regex(/^\d+$/, `${what} must be a whole number`),
+    v.transform(Number),
+    v.minValue(min, `${what} must be at least ${min}`),
+    v.maxValue(max, `${what} must be at most ${max}`),
+  );
+
+/** A boolean in a query string: true/1 or false/0. */
+export const flag = (what: string) =>
+  v.pipe(
+    v.picklist(['true', 'false', '1', '0'], `${what} must be true or false`),
+    v.transform((x) => x === 'true' || x === '1'),
+  );

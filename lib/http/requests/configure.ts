@@ -3,11 +3,12 @@
 import type { Context } from 'hono';
 import * as v from 'valibot';
 import { OPTION_NAMES, OPTION_SCHEMAS, type ConfigureRequest, type OptionName, type QueueOptions } from '../../broker/configure.js';
+import { DEFAULT_LAGGING_SECONDS } from '../../broker/limits.js';
 import { DEFAULT_PARTITION, nameSchema } from '../../broker/names.js';
 import type { SeekTarget } from '../../broker/seek.js';
 import { badRequest } from '../../errors.js';
 import type { BrokerEnv } from '../context.js';
-import { isObject, readJson, timestampSchema, validate } from './body.js';
+import { flag, isObject, presentQuery, readJson, timestampSchema, validate, wholeNumber } from './body.js';
 
 /** A name in the route, e.g. `:queue`; `what` names it in the error. */
 export const nameParam = (c: Context<BrokerEnv>, key: string, what: string): string =>
@@ -79,3 +80,36 @@ export function parseSeekTarget(body: unknown): SeekTarget {
   if (timestamp !== undefined) return { kind: 'timestamp', timestamp };
   return { kind: 'offset', offset: offset!, partition: partition ?? DEFAULT_PARTITION };
 }
+
+/** POST /consumer-groups/:group/queues/:queue/partitions/:partition/seek: any body is ignored, as Queen does. */
+export const readPartitionSeek = (c: Context<BrokerEnv>) => ({
+  group: nameParam(c, 'group', 'consumer group'),
+  queue: nameParam(c, 'queue', 'queue'),
+  partition: nameParam(c, 'partition', 'partition'),
+});
+
+const subscriptionSchema = v.object({ subscriptionTimestamp: timestampSchema('subscriptionTimestamp') });
+
+/** POST /consumer-groups/:group/subscription {subscriptionTimestamp}. */
+export async function readSubscriptionUpdate(c: Context<BrokerEnv>): Promise<{ group: string; timestamp: string }> {
+  const group = nameParam(c, 'group', 'consumer group');
+  const body = await readJson(c, true);
+  if (!isObject(body) || !('subscriptionTimestamp' in body)) {
+    throw badRequest('invalid_request', 'Missing subscriptionTimestamp: send {"subscriptionTimestamp":"<ISO 8601>"}.');
+  }
+  return { group, timestamp: validate(subscriptionSchema, body).subscriptionTimestamp };
+}
+
+const deleteQuery = v.object({ deleteMetadata: v.optional(flag('deleteMetadata'), 'true') });
+
+/** DELETE /consumer-groups/...?deleteMetadata=false keeps the group's subscriptions. */
+export const readDeleteMetadata = (c: Context<BrokerEnv>): boolean =>
+  validate(deleteQuery, presentQuery(c.req.query()), 'invalid_query').deleteMetadata;
+
+const laggingQuery = v.object({
+  minLagSeconds: v.optional(wholeNumber('minLagSeconds', 0, Number.MAX_SAFE_INTEGER), String(DEFAULT_LAGGING_SECONDS)),
+});
+
+/** GET /consumer-groups/lagging?minLagSeconds=N (default one hour, as Queen's). */
+export const readMinLagSeconds = (c: Context<BrokerEnv>): number =>
+  validate(laggingQuery, presentQuery(c.req.query()), 'invalid_query').minLagSeconds;

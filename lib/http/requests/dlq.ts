@@ -1,22 +1,30 @@
-// The DLQ and message routes (SPEC §3.8): list filters in the query string, and the
-// (partitionId, transactionId) address of one message with an optional consumer group.
+// The DLQ, message and trace routes (SPEC §3.8, §3.8b): list filters in the query string, the
+// (partitionId, transactionId) address of one message with an optional consumer group, and the
+// trace body Queen's consume loops post.
 import type { Context } from 'hono';
 import * as v from 'valibot';
 import type { DlqAddress, DlqFilter } from '../../broker/dead-letter.js';
-import { DEFAULT_DLQ_PAGE, MAX_DLQ_PAGE } from '../../broker/limits.js';
-import { nameSchema, transactionIdSchema } from '../../broker/names.js';
-import { badRequest } from '../../errors.js';
+import type { MessageFilter } from '../../broker/message-list.js';
+import { MESSAGE_STATUSES } from '../../broker/message-status.js';
+import {
+  DEFAULT_DLQ_PAGE,
+  DEFAULT_MESSAGE_PAGE,
+  DEFAULT_TRACE_NAMES_PAGE,
+  DEFAULT_TRACE_PAGE,
+  INT4_MAX,
+  MAX_DLQ_PAGE,
+  MAX_EVENT_TYPE_LENGTH,
+  MAX_MESSAGE_DEPTH,
+  MAX_MESSAGE_PAGE,
+  MAX_TRACE_DATA_BYTES,
+  MAX_TRACE_NAMES,
+  MAX_TRACE_PAGE,
+} from '../../broker/limits.js';
+import { MAX_NAME_LENGTH, nameSchema, QUEUE_MODE_GROUP, transactionIdSchema } from '../../broker/names.js';
+import type { Page, TraceRequest } from '../../broker/traces.js';
+import { badRequest, tooLarge } from '../../errors.js';
 import type { BrokerEnv } from '../context.js';
-import { isObject, readJson, timestampSchema, validate } from './body.js';
-
-const integer = (what: string, min: number, max: number) =>
-  v.pipe(
-    v.string(),
-    v.regex(/^\d+$/, `${what} must be a whole number`),
-    v.transform(Number),
-    v.minValue(min, `${what} must be at least ${min}`),
-    v.maxValue(max, `${what} must be at most ${max}`),
-  );
+import { isObject, presentQuery, readJson, timestampSchema, validate, wholeNumber } from './body.js';
 
 const listQuery = v.object({
   queue: v.optional(nameSchema('queue')),
@@ -24,16 +32,39 @@ const listQuery = v.object({
   partition: v.optional(nameSchema('partition')),
   from: v.optional(timestampSchema('from')),
   to: v.optional(timestampSchema('to')),
-  limit: v.optional(integer('limit', 1, MAX_DLQ_PAGE), String(DEFAULT_DLQ_PAGE)),
-  offset: v.optional(integer('offset', 0, Number.MAX_SAFE_INTEGER), '0'),
+  limit: v.optional(wholeNumber('limit', 1, MAX_DLQ_PAGE), String(DEFAULT_DLQ_PAGE)),
+  offset: v.optional(wholeNumber('offset', 0, Number.MAX_SAFE_INTEGER), '0'),
 });
 
 export const readDlqQuery = (c: Context<BrokerEnv>): DlqFilter => parseDlqQuery(c.req.query());
 
-/** GET /dlq filters; empty parameters count as absent. */
+/** GET /dlq filters. */
 export function parseDlqQuery(query: Record<string, string>): DlqFilter {
-  const present = Object.fromEntries(Object.entries(query).filter(([, value]) => value !== ''));
-  return validate(listQuery, present, 'invalid_query');
+  return validate(listQuery, presentQuery(query), 'invalid_query');
+}
+
+const messageQuery = v.object({
+  queue: v.optional(nameSchema('queue')),
+  partition: v.optional(nameSchema('partition')),
+  ns: v.optional(nameSchema('ns')),
+  namespace: v.optional(nameSchema('namespace')),
+  task: v.optional(nameSchema('task')),
+  status: v.optional(v.picklist(MESSAGE_STATUSES, `status must be one of ${MESSAGE_STATUSES.join(', ')}`)),
+  from: v.optional(timestampSchema('from')),
+  to: v.optional(timestampSchema('to')),
+  limit: v.optional(wholeNumber('limit', 1, MAX_MESSAGE_PAGE), String(DEFAULT_MESSAGE_PAGE)),
+  offset: v.optional(wholeNumber('offset', 0, MAX_MESSAGE_DEPTH), '0'),
+});
+
+/** GET /messages: Queen's filters; the namespace is `ns` there, and `namespace` is accepted too. */
+export const readMessageFilter = (c: Context<BrokerEnv>): MessageFilter => parseMessageFilter(c.req.query());
+
+export function parseMessageFilter(query: Record<string, string>): MessageFilter {
+  const { ns, namespace, ...f } = validate(messageQuery, presentQuery(query), 'invalid_query');
+  if (f.offset + f.limit > MAX_MESSAGE_DEPTH) {
+    throw badRequest('invalid_query', `offset + limit must be at most ${MAX_MESSAGE_DEPTH}; narrow the from/to window to page deeper.`);
+  }
+  return { ...f, namespace: ns ?? namespace };
 }
 
 /** GET /messages/:partitionId/:transactionId: every group's status, so no group filter. */
@@ -51,14 +82,91 @@ export async function readRetryAddress(c: Context<BrokerEnv>): Promise<DlqAddres
 
 /** The (partitionId, transactionId) of a message route, plus an optional consumer group. */
 export function parseDlqAddress(params: { partitionId?: string; transactionId?: string }, consumerGroup: unknown): DlqAddress {
-  const partitionId = params.partitionId ?? '';
-  if (!/^[1-9]\d{0,17}$/.test(partitionId)) {
-    throw badRequest('invalid_partition_id', 'partitionId must be the numeric id a push or pop returned (partitionId / partition_id).');
-  }
-  const transactionId = validate(transactionIdSchema, params.transactionId, 'invalid_transaction_id');
+  const partitionId = parsePartitionId(params.partitionId);
+  const transactionId = validate(storedText(transactionIdSchema, 'transactionId'), params.transactionId, 'invalid_transaction_id');
   const group =
     consumerGroup === undefined || consumerGroup === null || consumerGroup === ''
       ? undefined
       : validate(nameSchema('consumerGroup'), consumerGroup, 'invalid_name');
   return { partitionId, transactionId, consumerGroup: group };
 }
+
+/** A partition id as push and pop return it: a positive integer, sent as a string or a number. */
+export function parsePartitionId(raw: unknown): string {
+  const id = typeof raw === 'number' && Number.isSafeInteger(raw) ? String(raw) : raw;
+  if (typeof id !== 'string' || !/^[1-9]\d{0,17}$/.test(id)) {
+    throw badRequest('invalid_partition_id', 'partitionId must be the numeric id a push or pop returned (partitionId / partition_id).');
+  }
+  return id;
+}
+
+// PostgreSQL text (and jsonb strings) cannot hold U+0000: refuse it rather than fail in SQL.
+const storedText = <S extends v.GenericSchema<unknown, string>>(schema: S, what: string) =>
+  v.pipe(schema, v.check((s: string) => !s.includes('\u0000'), `${what} must not contain the character U+0000`));
+
+const hasNul = (x: unknown): boolean =>
+  typeof x === 'string' ? x.includes('\u0000') : typeof x === 'object' && x !== null && Object.entries(x).some(([k, y]) => k.includes('\u0000') || hasNul(y));
+
+const traceNameSchema = v.pipe(
+  v.string('traceNames must be a string or an array of strings'),
+  v.maxLength(MAX_NAME_LENGTH, `each trace name must be at most ${MAX_NAME_LENGTH} characters`),
+  v.check((s) => !/[\u0000-\u001f\u007f]/.test(s), 'trace names must not contain control characters'),
+);
+
+const traceSchema = v.object({
+  transactionId: storedText(transactionIdSchema, 'transactionId'),
+  consumerGroup: v.optional(v.nullable(nameSchema('consumerGroup'))),
+  eventType: v.optional(
+    v.nullable(
+      v.pipe(
+        v.string('eventType must be a string'),
+        v.minLength(1, 'eventType must not be empty'),
+        v.maxLength(MAX_EVENT_TYPE_LENGTH, `eventType must be at most ${MAX_EVENT_TYPE_LENGTH} characters`),
+        v.check((s) => !/[\u0000-\u001f\u007f]/.test(s), 'eventType must not contain control characters'),
+      ),
+    ),
+  ),
+  traceNames: v.optional(v.nullable(v.union([traceNameSchema, v.pipe(v.array(traceNameSchema), v.maxLength(MAX_TRACE_NAMES, `send at most ${MAX_TRACE_NAMES} traceNames`))]))),
+});
+
+export const readTrace = async (c: Context<BrokerEnv>): Promise<TraceRequest> => parseTrace(await readJson(c));
+
+/** POST /traces: {transactionId, partitionId, data, consumerGroup?, eventType?, traceNames?}. */
+export function parseTrace(body: unknown): TraceRequest {
+  if (!isObject(body) || !('transactionId' in body) || !('partitionId' in body)) {
+    throw badRequest('invalid_request', 'transactionId and partitionId are required: send the ones the pop returned.');
+  }
+  if (!('data' in body)) throw badRequest('invalid_request', 'data is required: the JSON value the trace records.');
+  const partitionId = parsePartitionId(body.partitionId);
+  const t = validate(traceSchema, body);
+  if (hasNul(body.data)) throw badRequest('invalid_request', 'data must not contain the character U+0000, which PostgreSQL cannot store.');
+  const data = JSON.stringify(body.data);
+  if (new TextEncoder().encode(data).byteLength > MAX_TRACE_DATA_BYTES) {
+    throw tooLarge('trace_too_large', `A trace's data must be at most ${MAX_TRACE_DATA_BYTES} bytes of JSON; record less.`);
+  }
+  const names = typeof t.traceNames === 'string' ? [t.traceNames] : (t.traceNames ?? []);
+  return {
+    partitionId,
+    transactionId: t.transactionId,
+    consumerGroup: t.consumerGroup ?? QUEUE_MODE_GROUP,
+    eventType: t.eventType ?? 'info',
+    data,
+    traceNames: [...new Set(names.filter((n) => n !== ''))],
+  };
+}
+
+const pageQuery = (defaultLimit: number) =>
+  v.object({
+    limit: v.optional(wholeNumber('limit', 1, MAX_TRACE_PAGE), String(defaultLimit)),
+    offset: v.optional(wholeNumber('offset', 0, INT4_MAX), '0'),
+  });
+
+/** GET /traces/by-name/:name?limit&offset. */
+export function readTracesByName(c: Context<BrokerEnv>): { name: string; page: Page } {
+  const name = validate(v.pipe(traceNameSchema, v.minLength(1, 'the trace name must not be empty')), c.req.param('name'), 'invalid_name');
+  return { name, page: validate(pageQuery(DEFAULT_TRACE_PAGE), presentQuery(c.req.query()), 'invalid_query') };
+}
+
+/** GET /traces/names?limit&offset. */
+export const readTraceNamesPage = (c: Context<BrokerEnv>): Page =>
+  validate(pageQuery(DEFAULT_TRACE_NAMES_PAGE), presentQuery(c.req.query()), 'invalid_query');

@@ -1,0 +1,66 @@
+// GET /messages (SPEC §3.8b, Queen's message browser): newest first, no payloads, no total. The
+// log holds ids and transactionIds inside compressed frames, so a page decodes segments, but only
+// those queen.list_messages picked for it: at most offset + limit matching messages' worth.
+import { bytesToUuid } from '../codec/frame.js';
+import type { MessageListRow } from '../db/rows.js';
+import type { Queryable } from '../db/types.js';
+import { messageStatus, modeType, type MessageStatus } from './message-status.js';
+import { decodeSegmentRow } from './segments.js';
+
+export interface MessageFilter {
+  queue?: string;
+  partition?: string;
+  namespace?: string;
+  task?: string;
+  status?: MessageStatus;
+  /** Default an hour ago. */
+  from?: string;
+  /** Rounded up to the end of its minute, as Queen does; default now. */
+  to?: string;
+  limit: number;
+  offset: number;
+}
+
+export async function listMessages(db: Queryable, tenant: string, f: MessageFilter) {
+  const rows = await db.query<MessageListRow>(
+    'SELECT * FROM queen.list_messages($1, $2, $3, $4, $5, $6, $7::timestamptz, $8::timestamptz, $9)',
+    [tenant, f.queue ?? null, f.partition ?? null, f.namespace ?? null, f.task ?? null, f.status ?? null, f.from ?? null, f.to ?? null, f.offset + f.limit],
+  );
+  const messages: Record<string, unknown>[] = [];
+  let skip = f.offset;
+  let mode = { hasQueueMode: false, busGroupsCount: 0 };
+  for (const r of rows) {
+    if (r.kind === 'mode') {
+      mode = r.mode;
+      continue;
+    }
+    const dead = new Set(r.dlq.map(Number));
+    const frames = decodeSegmentRow(r, Number(r.base_offset), Number(r.end_offset), r.partition_id).reverse();
+    for (const m of frames) {
+      if (messages.length >= f.limit) break;
+      const view = messageStatus(r, m.offset, dead.has(m.offset));
+      if (f.status && view.status !== f.status) continue;
+      if (skip > 0) {
+        skip--;
+        continue;
+      }
+      messages.push({
+        id: bytesToUuid(m.messageId),
+        transactionId: m.transactionId,
+        partitionId: r.partition_id,
+        queuePath: `${r.queue}/${r.partition}`,
+        queue: r.queue,
+        partition: r.partition,
+        namespace: r.namespace,
+        task: r.task,
+        ...view,
+        traceId: m.traceId ? bytesToUuid(m.traceId) : null,
+        producerSub: m.producerSub,
+        queuePriority: r.priority,
+        createdAt: r.created_at.toISOString(),
+        offset: m.offset,
+      });
+    }
+  }
+  return { messages, mode: { ...mode, type: modeType(mode.hasQueueMode, mode.busGroupsCount) } };
+}

@@ -98,6 +98,32 @@ CREATE TABLE queen.log_txns (
 ALTER TABLE queen.log_txns ADD CONSTRAINT log_txns_pk PRIMARY KEY (partition_id, base_offset);
 CREATE INDEX idx_log_txns_keys ON queen.log_txns USING gin (queen.log_txn_keys(partition_id, hashes)) WITH (fastupdate=off);
 
+CREATE TABLE queen.message_trace_names (
+  trace_id uuid NOT NULL,
+  tenant_id text NOT NULL,
+  trace_name text NOT NULL,
+  created_at timestamp with time zone NOT NULL
+);
+ALTER TABLE queen.message_trace_names ADD CONSTRAINT message_trace_names_pk PRIMARY KEY (trace_id, trace_name);
+ALTER TABLE queen.message_trace_names ADD CONSTRAINT message_trace_names_trace_id_message_traces_id_fk FOREIGN KEY (trace_id) REFERENCES queen.message_traces(id) ON DELETE CASCADE;
+CREATE INDEX idx_message_trace_names_name ON queen.message_trace_names USING btree (tenant_id, trace_name, created_at);
+
+CREATE TABLE queen.message_traces (
+  id uuid NOT NULL,
+  queue_id bigint NOT NULL,
+  partition_id bigint NOT NULL,
+  msg_offset bigint,
+  transaction_id text NOT NULL,
+  consumer_group text NOT NULL,
+  event_type text NOT NULL,
+  data jsonb NOT NULL,
+  created_at timestamp with time zone DEFAULT now() NOT NULL
+);
+ALTER TABLE queen.message_traces ADD CONSTRAINT message_traces_pkey PRIMARY KEY (id);
+ALTER TABLE queen.message_traces ADD CONSTRAINT message_traces_queue_id_queues_id_fk FOREIGN KEY (queue_id) REFERENCES queen.queues(id) ON DELETE CASCADE;
+CREATE INDEX idx_message_traces_created_at ON queen.message_traces USING btree (created_at);
+CREATE INDEX idx_message_traces_message ON queen.message_traces USING btree (queue_id, partition_id, transaction_id, created_at);
+
 CREATE TABLE queen.queues (
   id bigint GENERATED ALWAYS AS IDENTITY NOT NULL,
   tenant_id text DEFAULT 'default'::text NOT NULL,
@@ -517,6 +543,22 @@ AS $function$
     FROM up
 $function$;
 
+CREATE OR REPLACE FUNCTION queen.consumer_group_detail(p_tenant text, p_group text)
+ RETURNS jsonb
+ LANGUAGE sql
+ STABLE
+AS $function$
+  SELECT COALESCE(jsonb_object_agg(per.queue, jsonb_build_object('partitions', per.partitions)), '{}'::jsonb)
+    FROM (SELECT g.queue, jsonb_agg(jsonb_build_object(
+                   'partition', g.partition, 'partitionId', g.partition_id::text, 'workerId', g.worker_id,
+                   'lastConsumedAt', NULL, 'totalConsumed', g.total_consumed, 'offsetLag', g.lag,
+                   'timeLagSeconds', g.age, 'leaseActive', g.leased,
+                   'leaseExpiresAt', queen.admin_iso(g.lease_expires_at), 'committed', g.committed)
+                 ORDER BY g.partition) AS partitions
+            FROM queen.group_partitions(p_tenant, NULL, p_group) g
+           GROUP BY g.queue) per
+$function$;
+
 CREATE OR REPLACE FUNCTION queen.cursor_start(p_partition bigint, p_start_at timestamp with time zone)
  RETURNS bigint
  LANGUAGE sql
@@ -528,7 +570,7 @@ AS $function$
      ORDER BY s.base_offset DESC LIMIT 1), -1) END
 $function$;
 
-CREATE OR REPLACE FUNCTION queen.delete_consumer_group(p_tenant text, p_group text, p_queue text)
+CREATE OR REPLACE FUNCTION queen.delete_consumer_group(p_tenant text, p_group text, p_queue text, p_metadata boolean)
  RETURNS TABLE(cursors bigint, subscriptions bigint)
  LANGUAGE sql
 AS $function$
@@ -540,7 +582,12 @@ AS $function$
     RETURNING 1
   ), s AS (
     DELETE FROM queen.consumer_subscriptions s USING qs
-     WHERE s.queue_id = qs.id AND s.consumer_group = p_group
+     WHERE p_metadata AND s.queue_id = qs.id AND s.consumer_group = p_group
+    RETURNING 1
+  ), kept AS (
+    -- Runs although nothing reads it: PostgreSQL completes every data-modifying WITH.
+    UPDATE queen.consumer_subscriptions s SET scanned_at = s.start_at FROM qs
+     WHERE NOT p_metadata AND s.queue_id = qs.id AND s.consumer_group = p_group
     RETURNING 1
   )
   SELECT (SELECT count(*) FROM c), (SELECT count(*) FROM s)
@@ -567,6 +614,7 @@ CREATE OR REPLACE FUNCTION queen.describe_queue(p_tenant text, p_name text)
  LANGUAGE sql
  STABLE
 AS $function$
+  WITH f AS (SELECT * FROM queen.partition_figures(p_tenant, p_name))
   SELECT jsonb_build_object(
            'id', q.id::text, 'name', q.name, 'namespace', q.namespace, 'task', q.task,
            'createdAt', queen.admin_iso(q.created_at), 'updatedAt', queen.admin_iso(q.updated_at),
@@ -576,6 +624,8 @@ AS $function$
                       'id', p.id::text, 'name', p.name, 'last_offset', p.last_offset,
                       'log_start', p.log_start, 'txns_start', p.txns_start,
                       'messages', p.last_offset - p.log_start + 1,
+                      'stats', queen.figures_json(f.total, f.pending, f.processing, f.completed, f.dead_letter),
+                      'oldestMessage', queen.admin_iso(f.oldest), 'newestMessage', queen.admin_iso(f.newest),
                       'createdAt', queen.admin_iso(p.created_at), 'lastWriteAt', queen.admin_iso(p.last_write_at),
                       'consumerGroups', COALESCE((
                         SELECT jsonb_agg(jsonb_build_object(
@@ -586,7 +636,10 @@ AS $function$
                                  'retryCount', c.batch_retry_count) ORDER BY c.consumer_group)
                           FROM queen.log_consumers c WHERE c.partition_id = p.id), '[]'::jsonb))
                     ORDER BY p.name)
-               FROM queen.log_partitions p WHERE p.queue_id = q.id), '[]'::jsonb))
+               FROM queen.log_partitions p JOIN f ON f.partition_id = p.id), '[]'::jsonb),
+           'totals', (SELECT queen.figures_json(COALESCE(sum(f.total), 0)::bigint, COALESCE(sum(f.pending), 0)::bigint,
+                                                COALESCE(sum(f.processing), 0)::bigint, COALESCE(sum(f.completed), 0)::bigint,
+                                                COALESCE(sum(f.dead_letter), 0)::bigint) FROM f))
     FROM queen.queues q
    WHERE q.tenant_id = p_tenant AND q.name = p_name
 $function$;
@@ -656,54 +709,165 @@ AS $function$
          (SELECT max(upd.lease_expires_at) FROM upd)
 $function$;
 
+CREATE OR REPLACE FUNCTION queen.figures_json(total bigint, pending bigint, processing bigint, completed bigint, dead_letter bigint)
+ RETURNS jsonb
+ LANGUAGE sql
+ IMMUTABLE
+AS $function$
+  SELECT jsonb_build_object('total', total, 'pending', pending, 'processing', processing, 'completed', completed,
+                            'failed', NULL, 'deadLetter', dead_letter)
+$function$;
+
+CREATE OR REPLACE FUNCTION queen.group_partitions(p_tenant text, p_queue text, p_group text)
+ RETURNS TABLE(queue_id bigint, queue text, consumer_group text, partition_id bigint, partition text, committed bigint, lag bigint, oldest timestamp with time zone, age bigint, leased boolean, worker_id text, lease_expires_at timestamp with time zone, total_consumed bigint)
+ LANGUAGE sql
+ STABLE
+AS $function$
+  WITH lagged AS (
+    SELECT q.id AS queue_id, q.name AS queue, g.consumer_group, p.id AS partition_id, p.name AS partition,
+           g.committed, p.last_offset - GREATEST(g.committed, p.log_start - 1) AS lag,
+           CASE WHEN p.last_offset > GREATEST(g.committed, p.log_start - 1)
+                THEN queen.segment_time_at(p.id, GREATEST(g.committed + 1, p.log_start)) END AS oldest,
+           g.lease_end IS NOT NULL AS leased, g.worker_id, g.lease_expires_at, g.total_consumed
+      FROM queen.queues q
+      JOIN queen.log_partitions p ON p.queue_id = q.id
+      CROSS JOIN LATERAL queen.partition_groups(p.id) g
+     WHERE q.tenant_id = p_tenant AND (p_queue IS NULL OR q.name = p_queue)
+       AND (p_group IS NULL OR g.consumer_group = p_group)
+  )
+  SELECT l.queue_id, l.queue, l.consumer_group, l.partition_id, l.partition, l.committed, l.lag, l.oldest,
+         CASE WHEN l.oldest IS NULL THEN 0 ELSE GREATEST(0, floor(extract(epoch FROM now() - l.oldest)))::bigint END,
+         l.leased, l.worker_id, l.lease_expires_at, l.total_consumed
+    FROM lagged l
+$function$;
+
+CREATE OR REPLACE FUNCTION queen.lagging_partitions(p_tenant text, p_min_lag_seconds bigint)
+ RETURNS jsonb
+ LANGUAGE sql
+ STABLE
+AS $function$
+  SELECT COALESCE(jsonb_agg(jsonb_build_object(
+           'consumer_group', g.consumer_group, 'queue_name', g.queue, 'partition_name', g.partition,
+           'partition_id', g.partition_id::text, 'worker_id', g.worker_id, 'offset_lag', g.lag,
+           'time_lag_seconds', g.age, 'lag_hours', round(g.age / 3600.0, 2),
+           'oldest_unconsumed_at', queen.admin_iso(g.oldest), 'last_consumed_at', NULL)
+         ORDER BY g.age DESC, g.consumer_group, g.queue, g.partition), '[]'::jsonb)
+    FROM queen.group_partitions(p_tenant, NULL, NULL) g
+   WHERE g.lag > 0 AND g.age > p_min_lag_seconds
+$function$;
+
 CREATE OR REPLACE FUNCTION queen.list_consumer_groups(p_tenant text, p_queue text)
  RETURNS jsonb
  LANGUAGE sql
  STABLE
 AS $function$
-  WITH subs AS (
+  WITH per AS (
+    SELECT g.queue_id, g.queue, g.consumer_group, count(*) AS partitions, sum(g.lag) AS lag,
+           count(*) FILTER (WHERE g.lag > 0) AS lagging, count(*) FILTER (WHERE g.leased) AS leased,
+           max(g.age) AS age, bool_or(g.total_consumed > 0) AS consumed
+      FROM queen.group_partitions(p_tenant, p_queue, NULL) g
+     GROUP BY g.queue_id, g.queue, g.consumer_group
+  ), subs AS (
     SELECT q.id AS queue_id, q.name AS queue, s.consumer_group, s.mode, s.start_at, s.subscribed_at
       FROM queen.consumer_subscriptions s JOIN queen.queues q ON q.id = s.queue_id
      WHERE q.tenant_id = p_tenant AND (p_queue IS NULL OR q.name = p_queue)
-  ), cur AS (
-    SELECT q.id AS queue_id, q.name AS queue, c.consumer_group, p.id AS partition_id, p.last_offset,
-           p.log_start, c.committed, c.batch_end IS NOT NULL AND c.lease_expires_at > now() AS leased
-      FROM queen.queues q
-      JOIN queen.log_partitions p ON p.queue_id = q.id
-      JOIN queen.log_consumers c ON c.partition_id = p.id
-     WHERE q.tenant_id = p_tenant AND (p_queue IS NULL OR q.name = p_queue)
-    UNION ALL
-    SELECT s.queue_id, s.queue, s.consumer_group, p.id, p.last_offset, p.log_start,
-           CASE WHEN s.start_at IS NULL THEN -1
-                WHEN p.last_write_at < s.start_at - interval '2 minutes' THEN p.last_offset
-                ELSE queen.offset_at_time(p.id, s.start_at) - 1 END,
-           false
-      FROM subs s JOIN queen.log_partitions p ON p.queue_id = s.queue_id
-     WHERE NOT EXISTS (SELECT 1 FROM queen.log_consumers c
-                        WHERE c.partition_id = p.id AND c.consumer_group = s.consumer_group)
-  ), lagged AS (
-    SELECT cur.*, cur.last_offset - GREATEST(cur.committed, cur.log_start - 1) AS lag,
-           GREATEST(cur.committed + 1, cur.log_start) AS wanted
-      FROM cur
-  ), per AS (
-    SELECT queue_id, queue, consumer_group, count(*) AS partitions, sum(lag) AS lag,
-           count(*) FILTER (WHERE leased) AS leased,
-           min(queen.segment_time_at(partition_id, wanted)) FILTER (WHERE lag > 0) AS oldest
-      FROM lagged GROUP BY queue_id, queue, consumer_group
+  ), r AS (
+    SELECT COALESCE(per.consumer_group, subs.consumer_group) AS name, COALESCE(per.queue, subs.queue) AS queue,
+           COALESCE(per.partitions, 0) AS partitions, COALESCE(per.lag, 0) AS lag,
+           COALESCE(per.lagging, 0) AS lagging, COALESCE(per.leased, 0) AS leased, COALESCE(per.age, 0) AS age,
+           COALESCE(per.consumed, false) AS consumed, subs.mode, subs.start_at, subs.subscribed_at
+      FROM per FULL JOIN subs ON subs.queue_id = per.queue_id AND subs.consumer_group = per.consumer_group
   )
   SELECT COALESCE(jsonb_agg(jsonb_build_object(
-           'name', COALESCE(per.consumer_group, subs.consumer_group),
-           'queue', COALESCE(per.queue, subs.queue),
-           'partitions', COALESCE(per.partitions, 0),
-           'lag', COALESCE(per.lag, 0),
-           'leasedPartitions', COALESCE(per.leased, 0),
-           'oldestUnconsumedAgeSeconds',
-             CASE WHEN per.oldest IS NULL THEN 0
-                  ELSE GREATEST(0, floor(extract(epoch FROM now() - per.oldest)))::bigint END,
-           'subscriptionMode', subs.mode,
-           'subscribedAt', queen.admin_iso(subs.subscribed_at))
-           ORDER BY COALESCE(per.consumer_group, subs.consumer_group), COALESCE(per.queue, subs.queue)), '[]'::jsonb)
-    FROM per FULL JOIN subs ON subs.queue_id = per.queue_id AND subs.consumer_group = per.consumer_group
+           'name', r.name, 'topics', jsonb_build_array(r.queue), 'queueName', r.queue,
+           'members', r.partitions, 'partitionsWithLag', r.lagging, 'totalLag', r.lag, 'maxTimeLag', r.age,
+           'state', CASE WHEN r.age > 300 THEN 'Lagging' WHEN r.consumed THEN 'Stable' ELSE 'Dead' END,
+           'subscriptionMode', CASE r.mode WHEN 'from' THEN 'timestamp' ELSE r.mode END,
+           'subscriptionTimestamp', queen.admin_iso(r.start_at),
+           'subscriptionCreatedAt', queen.admin_iso(r.subscribed_at),
+           'queue', r.queue, 'partitions', r.partitions, 'lag', r.lag, 'leasedPartitions', r.leased,
+           'oldestUnconsumedAgeSeconds', r.age, 'subscribedAt', queen.admin_iso(r.subscribed_at))
+         ORDER BY r.name, r.queue), '[]'::jsonb)
+    FROM r
+$function$;
+
+CREATE OR REPLACE FUNCTION queen.list_messages(p_tenant text, p_queue text, p_partition text, p_namespace text, p_task text, p_status text, p_from timestamp with time zone, p_to timestamp with time zone, p_need integer)
+ RETURNS TABLE(kind text, partition_id bigint, queue text, partition text, namespace text, task text, priority integer, base_offset bigint, end_offset bigint, created_at timestamp with time zone, blob bytea, queue_mode boolean, completed_to bigint, processing_to bigint, lease_expires_at timestamp with time zone, bus bigint[], dlq bigint[], mode jsonb)
+ LANGUAGE sql
+ STABLE
+AS $function$
+  WITH b AS (
+    SELECT COALESCE(p_from, now() - interval '1 hour') AS t0,
+           date_trunc('minute', COALESCE(p_to, now())) + interval '1 minute' AS t1
+  ), part AS MATERIALIZED (
+    SELECT p.id, q.name AS queue, p.name AS partition, q.namespace, q.task, q.priority,
+           queen.offset_at_time(p.id, b.t0) AS lo, queen.offset_at_time(p.id, b.t1) AS hi
+      FROM b, queen.queues q JOIN queen.log_partitions p ON p.queue_id = q.id
+     WHERE q.tenant_id = p_tenant AND (p_queue IS NULL OR q.name = p_queue)
+       AND (p_namespace IS NULL OR q.namespace = p_namespace) AND (p_task IS NULL OR q.task = p_task)
+       AND (p_partition IS NULL OR p.name = p_partition)
+       AND p.last_write_at >= b.t0 - interval '2 minutes' AND p.last_offset >= p.log_start
+  ), win AS MATERIALIZED (
+    SELECT part.*, m.* FROM part CROSS JOIN LATERAL queen.message_marks(part.id) m WHERE part.lo < part.hi
+  ), rng AS (
+    SELECT r.*, COALESCE((SELECT s0.base_offset FROM queen.log_segments s0
+                           WHERE s0.partition_id = r.id AND s0.base_offset <= r.a
+                           ORDER BY s0.base_offset DESC LIMIT 1), r.a) AS a_base
+      FROM (SELECT win.*,
+                   CASE p_status WHEN 'processing' THEN GREATEST(win.lo, win.completed_to + 1)
+                                 WHEN 'pending' THEN GREATEST(win.lo, win.processing_to + 1) ELSE win.lo END AS a,
+                   CASE p_status WHEN 'completed' THEN LEAST(win.hi - 1, win.completed_to)
+                                 WHEN 'processing' THEN LEAST(win.hi - 1, win.processing_to) ELSE win.hi - 1 END AS b
+              FROM win) r
+  ), seg AS (
+    SELECT r.id, x.base_offset, x.end_offset, x.created_at, x.matching
+      FROM rng r
+      CROSS JOIN LATERAL (
+        SELECT s.base_offset, s.end_offset, s.created_at, m.n AS matching
+          FROM queen.log_segments s
+          CROSS JOIN LATERAL (
+            SELECT LEAST(s.end_offset, r.b) - GREATEST(s.base_offset, r.a) + 1
+                   - CASE WHEN p_status IS NULL THEN 0 ELSE (
+                       SELECT count(DISTINCT d.msg_offset) FROM queen.log_dlq d
+                        WHERE d.partition_id = r.id
+                          AND d.msg_offset BETWEEN GREATEST(s.base_offset, r.a) AND LEAST(s.end_offset, r.b)) END AS n) m
+         WHERE s.partition_id = r.id AND s.base_offset BETWEEN r.a_base AND r.b AND s.end_offset >= r.a AND m.n > 0
+         ORDER BY s.base_offset DESC LIMIT p_need) x
+     WHERE p_status IS DISTINCT FROM 'dead_letter' AND r.a <= r.b
+    UNION ALL
+    SELECT r.id, s.base_offset, s.end_offset, s.created_at, count(*)
+      FROM rng r
+      CROSS JOIN LATERAL (
+        SELECT DISTINCT d.msg_offset FROM queen.log_dlq d
+         WHERE d.partition_id = r.id AND d.msg_offset >= r.lo AND d.msg_offset < r.hi
+         ORDER BY d.msg_offset DESC LIMIT p_need) o
+      CROSS JOIN LATERAL (
+        SELECT s1.base_offset, s1.end_offset, s1.created_at FROM queen.log_segments s1
+         WHERE s1.partition_id = r.id AND s1.base_offset <= o.msg_offset
+         ORDER BY s1.base_offset DESC LIMIT 1) s
+     WHERE p_status = 'dead_letter' AND s.end_offset >= o.msg_offset
+     GROUP BY r.id, s.base_offset, s.end_offset, s.created_at
+  ), ranked AS (
+    SELECT seg.*, sum(seg.matching) OVER (ORDER BY seg.created_at DESC, seg.id DESC, seg.base_offset DESC
+                                          ROWS UNBOUNDED PRECEDING) AS running
+      FROM seg
+  )
+  SELECT 'seg', w.id, w.queue, w.partition, w.namespace, w.task, w.priority, k.base_offset, k.end_offset,
+         k.created_at, s.blob, w.queue_mode, w.completed_to, w.processing_to, w.lease_expires_at, w.bus,
+         ARRAY(SELECT DISTINCT d.msg_offset FROM queen.log_dlq d
+                WHERE d.partition_id = w.id AND d.msg_offset BETWEEN k.base_offset AND k.end_offset),
+         NULL::jsonb
+    FROM ranked k
+    JOIN win w ON w.id = k.id
+    JOIN queen.log_segments s ON s.partition_id = k.id AND s.base_offset = k.base_offset
+   WHERE k.running - k.matching < p_need
+  UNION ALL
+  SELECT 'mode', NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
+         jsonb_build_object(
+           'hasQueueMode', COALESCE(bool_or(w.queue_mode), false),
+           'busGroupsCount', (SELECT count(DISTINCT g) FROM win, unnest(win.bus_groups) AS g))
+    FROM win w
+  ORDER BY 1 DESC, 10 DESC, 2 DESC, 8 DESC
 $function$;
 
 CREATE OR REPLACE FUNCTION queen.list_queues(p_tenant text, p_namespace text, p_task text)
@@ -711,21 +875,18 @@ CREATE OR REPLACE FUNCTION queen.list_queues(p_tenant text, p_namespace text, p_
  LANGUAGE sql
  STABLE
 AS $function$
+  WITH f AS (
+    SELECT f.queue_id, count(*) AS partitions, sum(f.total) AS total, sum(f.pending) AS pending,
+           sum(f.processing) AS processing, sum(f.completed) AS completed
+      FROM queen.partition_figures(p_tenant, NULL) f GROUP BY f.queue_id
+  )
   SELECT COALESCE(jsonb_agg(jsonb_build_object(
            'id', q.id::text, 'name', q.name, 'namespace', q.namespace, 'task', q.task,
-           'createdAt', queen.admin_iso(q.created_at), 'partitions', st.partitions,
-           'messages', jsonb_build_object('total', st.total, 'pending', st.pending)) ORDER BY q.name), '[]'::jsonb)
-    FROM queen.queues q
-    CROSS JOIN LATERAL (
-      SELECT count(p.id) AS partitions,
-             COALESCE(sum(p.last_offset - p.log_start + 1), 0) AS total,
-             COALESCE(sum(p.last_offset - GREATEST(c.low, p.log_start - 1)), 0) AS pending
-        FROM queen.log_partitions p
-        LEFT JOIN LATERAL (
-          SELECT min(lc.committed) AS low FROM queen.log_consumers lc WHERE lc.partition_id = p.id
-        ) c ON true
-       WHERE p.queue_id = q.id
-    ) st
+           'createdAt', queen.admin_iso(q.created_at), 'partitions', COALESCE(f.partitions, 0),
+           'messages', jsonb_build_object('total', COALESCE(f.total, 0), 'pending', COALESCE(f.pending, 0),
+                                          'processing', COALESCE(f.processing, 0), 'completed', COALESCE(f.completed, 0)))
+           ORDER BY q.name), '[]'::jsonb)
+    FROM queen.queues q LEFT JOIN f ON f.queue_id = q.id
    WHERE q.tenant_id = p_tenant
      AND (p_namespace IS NULL OR q.namespace = p_namespace)
      AND (p_task IS NULL OR q.task = p_task)
@@ -776,6 +937,50 @@ AS $function$
   FROM generate_series(0, length(p) / 16 - 1) AS i
 $function$;
 
+CREATE OR REPLACE FUNCTION queen.message_marks(p_partition bigint)
+ RETURNS TABLE(queue_mode boolean, completed_to bigint, processing_to bigint, lease_expires_at timestamp with time zone, bus bigint[], bus_groups text[])
+ LANGUAGE sql
+ STABLE
+AS $function$
+  WITH g AS (SELECT * FROM queen.partition_groups(p_partition)),
+  qm AS (SELECT * FROM g WHERE g.consumer_group = '__QUEUE_MODE__'),
+  done AS (
+    SELECT COALESCE((SELECT qm.committed FROM qm), (SELECT min(g.committed) FROM g), p.log_start - 1) AS upto
+      FROM queen.log_partitions p WHERE p.id = p_partition)
+  SELECT EXISTS (SELECT 1 FROM qm), done.upto,
+         GREATEST(done.upto, COALESCE((SELECT qm.lease_end FROM qm), done.upto)),
+         (SELECT qm.lease_expires_at FROM qm),
+         ARRAY(SELECT g.committed FROM g WHERE g.consumer_group <> '__QUEUE_MODE__' ORDER BY g.consumer_group),
+         ARRAY(SELECT g.consumer_group FROM g WHERE g.consumer_group <> '__QUEUE_MODE__' ORDER BY g.consumer_group)
+    FROM done
+$function$;
+
+CREATE OR REPLACE FUNCTION queen.message_offset(p_partition bigint, p_hash bytea, p_txn text)
+ RETURNS bigint
+ LANGUAGE sql
+ STABLE
+AS $function$
+  SELECT COALESCE(
+    (SELECT min(t.base_offset + h.idx)
+       FROM queen.log_partitions p, queen.log_txns t, LATERAL queen.log_unnest_hashes(t.hashes) h
+      WHERE p.id = p_partition AND t.partition_id = p_partition
+        AND queen.log_txn_keys(t.partition_id, t.hashes) && ARRAY[int8send(p_partition) || p_hash]
+        AND h.h = p_hash AND t.base_offset + h.idx >= p.log_start),
+    (SELECT min(d.msg_offset) FROM queen.log_dlq d WHERE d.partition_id = p_partition AND d.transaction_id = p_txn))
+$function$;
+
+CREATE OR REPLACE FUNCTION queen.message_traces_of(p_tenant text, p_partition bigint, p_txn text)
+ RETURNS jsonb
+ LANGUAGE sql
+ STABLE
+AS $function$
+  SELECT jsonb_build_object('traces', COALESCE(jsonb_agg(queen.trace_json(t) ORDER BY t.created_at, t.id), '[]'::jsonb))
+    FROM queen.log_partitions p
+    JOIN queen.queues q ON q.id = p.queue_id
+    JOIN queen.message_traces t ON t.queue_id = p.queue_id AND t.partition_id = p.id AND t.transaction_id = p_txn
+   WHERE p.id = p_partition AND q.tenant_id = p_tenant
+$function$;
+
 CREATE OR REPLACE FUNCTION queen.offset_at_time(p_partition bigint, p_ts timestamp with time zone)
  RETURNS bigint
  LANGUAGE plpgsql
@@ -803,6 +1008,52 @@ BEGIN
   END IF;
   RETURN found_base;
 END
+$function$;
+
+CREATE OR REPLACE FUNCTION queen.partition_figures(p_tenant text, p_queue text)
+ RETURNS TABLE(queue_id bigint, partition_id bigint, total bigint, pending bigint, processing bigint, completed bigint, dead_letter bigint, lifetime bigint, oldest timestamp with time zone, newest timestamp with time zone)
+ LANGUAGE sql
+ STABLE
+AS $function$
+  SELECT p.queue_id, p.id, p.last_offset - p.log_start + 1,
+         p.last_offset - d.done - LEAST(p.last_offset - d.done, c.leased),
+         LEAST(p.last_offset - d.done, c.leased),
+         d.done - (p.log_start - 1),
+         (SELECT count(*) FROM queen.log_dlq x WHERE x.partition_id = p.id),
+         p.last_offset + 1,
+         CASE WHEN p.last_offset >= p.log_start THEN queen.segment_time_at(p.id, p.log_start) END,
+         CASE WHEN p.last_offset >= p.log_start THEN queen.segment_time_at(p.id, p.last_offset) END
+    FROM queen.queues q
+    JOIN queen.log_partitions p ON p.queue_id = q.id
+    CROSS JOIN LATERAL (
+      SELECT min(lc.committed) AS low,
+             COALESCE(max(lc.batch_end - GREATEST(lc.committed, p.log_start - 1))
+                        FILTER (WHERE lc.batch_end IS NOT NULL AND lc.lease_expires_at > now()), 0) AS leased
+        FROM queen.log_consumers lc WHERE lc.partition_id = p.id) c
+    CROSS JOIN LATERAL (SELECT GREATEST(COALESCE(c.low, p.log_start - 1), p.log_start - 1) AS done) d
+   WHERE q.tenant_id = p_tenant AND (p_queue IS NULL OR q.name = p_queue)
+$function$;
+
+CREATE OR REPLACE FUNCTION queen.partition_groups(p_partition bigint)
+ RETURNS TABLE(consumer_group text, committed bigint, lease_end bigint, worker_id text, lease_expires_at timestamp with time zone, total_consumed bigint)
+ LANGUAGE sql
+ STABLE
+AS $function$
+  SELECT c.consumer_group, c.committed,
+         CASE WHEN c.lease_expires_at > now() THEN c.batch_end END,
+         CASE WHEN c.batch_end IS NOT NULL AND c.lease_expires_at > now() THEN c.worker_id END,
+         CASE WHEN c.batch_end IS NOT NULL AND c.lease_expires_at > now() THEN c.lease_expires_at END,
+         c.total_consumed
+    FROM queen.log_consumers c WHERE c.partition_id = p_partition
+  UNION ALL
+  SELECT s.consumer_group,
+         CASE WHEN s.start_at IS NULL THEN -1
+              WHEN p.last_write_at < s.start_at - interval '2 minutes' THEN p.last_offset
+              ELSE queen.offset_at_time(p.id, s.start_at) - 1 END,
+         NULL, NULL, NULL, 0
+    FROM queen.log_partitions p JOIN queen.consumer_subscriptions s ON s.queue_id = p.queue_id
+   WHERE p.id = p_partition
+     AND NOT EXISTS (SELECT 1 FROM queen.log_consumers c WHERE c.partition_id = p.id AND c.consumer_group = s.consumer_group)
 $function$;
 
 CREATE OR REPLACE FUNCTION queen.pop(p_tenant text, p_queue text, p_partition text, p_namespace text, p_task text, p_group text, p_batch integer, p_partitions integer, p_lease text, p_auto_ack boolean, p_mode text, p_from timestamp with time zone, p_max_bytes bigint)
@@ -1076,6 +1327,19 @@ BEGIN
 END
 $function$;
 
+CREATE OR REPLACE FUNCTION queen.purge_traces(p_max_age_seconds integer, p_limit integer)
+ RETURNS bigint
+ LANGUAGE sql
+AS $function$
+  WITH d AS (
+    DELETE FROM queen.message_traces t WHERE t.id IN (
+      SELECT x.id FROM queen.message_traces x
+       WHERE x.created_at < now() - make_interval(secs => p_max_age_seconds)
+       ORDER BY x.created_at LIMIT p_limit)
+    RETURNING 1)
+  SELECT count(*) FROM d
+$function$;
+
 CREATE OR REPLACE FUNCTION queen.push_segments(p_tenant text, p_queues text[], p_partitions text[], p_counts integer[], p_blob_lens integer[], p_blobs bytea, p_hashes bytea, p_encrypted boolean[], p_collapsed boolean[], p_probe_grp integer[], p_probe_item integer[])
  RETURNS TABLE(kind text, grp integer, item integer, partition_id bigint, msg_offset bigint, base_offset bigint, blob bytea)
  LANGUAGE plpgsql
@@ -1244,6 +1508,54 @@ AS $function$
     'dedupWindowSeconds', q.dedup_window_seconds, 'encryptionEnabled', q.encryption_enabled,
     'priority', q.priority, 'maxSize', q.max_size, 'ttl', q.ttl,
     'maxWaitTimeSeconds', q.max_wait_time_seconds)
+$function$;
+
+CREATE OR REPLACE FUNCTION queen.record_trace(p_tenant text, p_id uuid, p_partition bigint, p_txn text, p_hash bytea, p_group text, p_event text, p_data jsonb, p_names text[])
+ RETURNS TABLE(trace_id uuid, msg_offset bigint)
+ LANGUAGE sql
+AS $function$
+  WITH part AS (
+    SELECT p.id, p.queue_id FROM queen.log_partitions p JOIN queen.queues q ON q.id = p.queue_id
+     WHERE p.id = p_partition AND q.tenant_id = p_tenant
+       FOR KEY SHARE OF q
+  ), t AS (
+    INSERT INTO queen.message_traces (id, queue_id, partition_id, msg_offset, transaction_id, consumer_group, event_type, data)
+    SELECT p_id, part.queue_id, part.id, queen.message_offset(part.id, p_hash, p_txn), p_txn, p_group, p_event, p_data
+      FROM part
+    RETURNING id, msg_offset, created_at
+  ), n AS (
+    INSERT INTO queen.message_trace_names (trace_id, tenant_id, trace_name, created_at)
+    SELECT DISTINCT t.id, p_tenant, x.name, t.created_at FROM t, unnest(p_names) AS x(name)
+  )
+  SELECT t.id, t.msg_offset FROM t
+$function$;
+
+CREATE OR REPLACE FUNCTION queen.resources_overview(p_tenant text)
+ RETURNS jsonb
+ LANGUAGE sql
+ STABLE
+AS $function$
+  WITH f AS (SELECT * FROM queen.partition_figures(p_tenant, NULL)),
+  g AS (SELECT x.lag, x.age FROM queen.group_partitions(p_tenant, NULL, NULL) x WHERE x.lag > 0),
+  recent AS (
+    SELECT COALESCE(sum(p.last_offset + 1 - queen.offset_at_time(p.id, now() - interval '5 minutes')), 0) AS n
+      FROM queen.queues q JOIN queen.log_partitions p ON p.queue_id = q.id
+     WHERE q.tenant_id = p_tenant AND p.last_write_at >= now() - interval '7 minutes'
+  ), qs AS (
+    SELECT count(*) AS queues, count(DISTINCT q.namespace) AS namespaces, count(DISTINCT q.task) AS tasks
+      FROM queen.queues q WHERE q.tenant_id = p_tenant
+  )
+  SELECT jsonb_build_object(
+    'queues', qs.queues, 'partitions', (SELECT count(*) FROM f), 'namespaces', qs.namespaces, 'tasks', qs.tasks,
+    'messages', (SELECT queen.figures_json(COALESCE(sum(f.total), 0)::bigint, COALESCE(sum(f.pending), 0)::bigint,
+                                           COALESCE(sum(f.processing), 0)::bigint, COALESCE(sum(f.completed), 0)::bigint,
+                                           COALESCE(sum(f.dead_letter), 0)::bigint) FROM f),
+    'lag', jsonb_build_object('time', queen.spread_json(ARRAY(SELECT g.age FROM g)),
+                              'offset', queen.spread_json(ARRAY(SELECT g.lag FROM g))),
+    'throughput', jsonb_build_object('ingestedPerSecond', round(recent.n / 300.0, 2), 'processedPerSecond', NULL),
+    'timestamp', queen.admin_iso(now()), 'statsAge', 0,
+    'lifetimePushed', (SELECT COALESCE(sum(f.lifetime), 0) FROM f))
+    FROM qs, recent
 $function$;
 
 CREATE OR REPLACE FUNCTION queen.retain_partition(p_partition bigint, p_max_segments integer DEFAULT 10000)
@@ -1416,4 +1728,83 @@ AS $function$
   SELECT s.created_at FROM queen.log_segments s
    WHERE s.partition_id = p_partition AND s.base_offset <= p_offset
    ORDER BY s.base_offset DESC LIMIT 1
+$function$;
+
+CREATE OR REPLACE FUNCTION queen.spread_json(v bigint[])
+ RETURNS jsonb
+ LANGUAGE sql
+ IMMUTABLE
+AS $function$
+  SELECT jsonb_build_object(
+    'avg', COALESCE(round(avg(x)::numeric, 2), 0),
+    'median', COALESCE(round((percentile_cont(0.5) WITHIN GROUP (ORDER BY x))::numeric, 2), 0),
+    'min', COALESCE(min(x), 0), 'max', COALESCE(max(x), 0))
+    FROM unnest(v) AS x
+$function$;
+
+CREATE OR REPLACE FUNCTION queen.trace_json(t queen.message_traces)
+ RETURNS jsonb
+ LANGUAGE sql
+ STABLE
+AS $function$
+  SELECT jsonb_build_object(
+    'id', t.id, 'transaction_id', t.transaction_id, 'partition_id', t.partition_id::text,
+    'event_type', t.event_type, 'data', t.data, 'consumer_group', t.consumer_group, 'worker_id', NULL,
+    'created_at', queen.admin_iso(t.created_at), 'offset', t.msg_offset,
+    'trace_names', COALESCE((SELECT jsonb_agg(n.trace_name ORDER BY n.trace_name)
+                               FROM queen.message_trace_names n WHERE n.trace_id = t.id), '[]'::jsonb))
+$function$;
+
+CREATE OR REPLACE FUNCTION queen.trace_names(p_tenant text, p_limit integer, p_offset integer)
+ RETURNS jsonb
+ LANGUAGE sql
+ STABLE
+AS $function$
+  SELECT jsonb_build_object(
+    'trace_names', COALESCE((
+      SELECT jsonb_agg(jsonb_build_object(
+               'trace_name', s.trace_name, 'trace_count', s.traces, 'message_count', s.messages,
+               'last_seen', queen.admin_iso(s.last_seen)) ORDER BY s.last_seen DESC, s.trace_name)
+        FROM (SELECT n.trace_name, count(*) AS traces,
+                     count(DISTINCT (t.partition_id, t.transaction_id)) AS messages, max(n.created_at) AS last_seen
+                FROM queen.message_trace_names n JOIN queen.message_traces t ON t.id = n.trace_id
+               WHERE n.tenant_id = p_tenant
+               GROUP BY n.trace_name
+               ORDER BY max(n.created_at) DESC, n.trace_name LIMIT p_limit OFFSET p_offset) s), '[]'::jsonb),
+    'total', (SELECT count(DISTINCT n.trace_name) FROM queen.message_trace_names n WHERE n.tenant_id = p_tenant),
+    'pagination', jsonb_build_object('limit', p_limit, 'offset', p_offset))
+$function$;
+
+CREATE OR REPLACE FUNCTION queen.traces_by_name(p_tenant text, p_name text, p_limit integer, p_offset integer)
+ RETURNS jsonb
+ LANGUAGE sql
+ STABLE
+AS $function$
+  SELECT jsonb_build_object(
+    'traces', COALESCE((
+      SELECT jsonb_agg(queen.trace_json(t) || jsonb_build_object(
+               'queue_name', q.name, 'partition_name', p.name, 'message_payload', NULL)
+             ORDER BY page.created_at, page.trace_id)
+        FROM (SELECT n.trace_id, n.created_at FROM queen.message_trace_names n
+               WHERE n.tenant_id = p_tenant AND n.trace_name = p_name
+               ORDER BY n.created_at, n.trace_id LIMIT p_limit OFFSET p_offset) page
+        JOIN queen.message_traces t ON t.id = page.trace_id
+        JOIN queen.queues q ON q.id = t.queue_id
+        LEFT JOIN queen.log_partitions p ON p.id = t.partition_id), '[]'::jsonb),
+    'total', (SELECT count(*) FROM queen.message_trace_names n WHERE n.tenant_id = p_tenant AND n.trace_name = p_name),
+    'pagination', jsonb_build_object('limit', p_limit, 'offset', p_offset))
+$function$;
+
+CREATE OR REPLACE FUNCTION queen.update_subscription(p_tenant text, p_group text, p_ts timestamp with time zone)
+ RETURNS bigint
+ LANGUAGE sql
+AS $function$
+  WITH u AS (
+    UPDATE queen.consumer_subscriptions s
+       SET mode = 'from', start_at = p_ts,
+           scanned_at = CASE WHEN s.scanned_at IS NULL THEN NULL ELSE LEAST(s.scanned_at, p_ts) END
+      FROM queen.queues q
+     WHERE q.id = s.queue_id AND q.tenant_id = p_tenant AND s.consumer_group = p_group
+    RETURNING 1)
+  SELECT count(*) FROM u
 $function$;

@@ -4,6 +4,13 @@
 DROP FUNCTION IF EXISTS queen.ack(TEXT, INT[], BIGINT[], TEXT[], BYTEA[], BIGINT[], TEXT[], TEXT[], TEXT[],
   BIGINT[], BIGINT[], UUID[], TEXT[], UUID[], TEXT[], BYTEA[], BOOLEAN[], TIMESTAMPTZ[]);
 --> statement-breakpoint
+-- One row of queen.ack's answer: an item's result, or a `need` (the AckRow union of lib/db/rows.ts).
+CREATE TYPE queen.ack_row AS (
+  idx INT, success BOOLEAN, error TEXT, queue_name TEXT, partition_name TEXT, lease_released BOOLEAN, dlq BOOLEAN,
+  skipped BOOLEAN, committed BOOLEAN, already_committed BOOLEAN, msg_offset BIGINT,
+  need TEXT, need_partition BIGINT, need_items INT[], need_from BIGINT, need_to BIGINT,
+  base_offset BIGINT, end_offset BIGINT, created_at TIMESTAMPTZ, blob BYTEA);
+--> statement-breakpoint
 -- The items of one cursor (partition p_partition, group p_group), numbered 1..n here; p_idx maps
 -- them back to the request. Locks the cursor, authorises each item, resolves transactionId ->
 -- offset, then moves the cursor once: highest completed offset clamped below the lowest
@@ -31,16 +38,12 @@ CREATE OR REPLACE FUNCTION queen.ack_cursor(
   p_statuses TEXT[], p_leases TEXT[], p_errors TEXT[], p_required_leases TEXT[],
   f_partitions BIGINT[], f_offsets BIGINT[], f_message_ids UUID[], f_txns TEXT[], f_traces UUID[], f_subs TEXT[],
   f_payloads BYTEA[], f_encrypted BOOLEAN[], f_created TIMESTAMPTZ[])
-RETURNS TABLE (idx INT, success BOOLEAN, error TEXT, queue_name TEXT, partition_name TEXT,
-               lease_released BOOLEAN, dlq BOOLEAN, skipped BOOLEAN, committed BOOLEAN, already_committed BOOLEAN,
-               msg_offset BIGINT, need TEXT, need_partition BIGINT, need_items INT[], need_from BIGINT, need_to BIGINT,
-               base_offset BIGINT, end_offset BIGINT, created_at TIMESTAMPTZ, blob BYTEA)
+RETURNS SETOF queen.ack_row
 LANGUAGE plpgsql
 -- See queen.ack for both settings.
 SET plan_cache_mode = force_generic_plan
 SET jit = off
 AS $$
-#variable_conflict use_column
 DECLARE
   n INT := coalesce(cardinality(p_idx), 0);
   v_now TIMESTAMPTZ := now();
@@ -323,17 +326,14 @@ CREATE OR REPLACE FUNCTION queen.ack(
   f_partitions BIGINT[] DEFAULT NULL, f_offsets BIGINT[] DEFAULT NULL, f_message_ids UUID[] DEFAULT NULL,
   f_txns TEXT[] DEFAULT NULL, f_traces UUID[] DEFAULT NULL, f_subs TEXT[] DEFAULT NULL,
   f_payloads BYTEA[] DEFAULT NULL, f_encrypted BOOLEAN[] DEFAULT NULL, f_created TIMESTAMPTZ[] DEFAULT NULL)
-RETURNS TABLE (idx INT, success BOOLEAN, error TEXT, queue_name TEXT, partition_name TEXT,
-               lease_released BOOLEAN, dlq BOOLEAN, skipped BOOLEAN, committed BOOLEAN, already_committed BOOLEAN,
-               msg_offset BIGINT, need TEXT, need_partition BIGINT, need_items INT[], need_from BIGINT, need_to BIGINT,
-               base_offset BIGINT, end_offset BIGINT, created_at TIMESTAMPTZ, blob BYTEA)
+RETURNS SETOF queen.ack_row
 LANGUAGE plpgsql
 -- Generic plans read the array variables in place (p_statuses[k] is O(1) on the expanded array); a
 -- custom plan inlines each array as a constant, and subscripting a flat array of text, bytea or
 -- with NULLs walks it from the start, which made every per-item statement quadratic (10,000 items:
--- a second). No statement here wants a value-specific plan except the GIN probe, which is EXECUTEd
--- (queen.find_txn_offsets). The lookups are SELECT ... INTO rather than FOR-IN loops for the same
--- reason: a loop's cursor copies its parameters, flattening the arrays again.
+-- a second). No statement of the ack wants a value-specific plan except the GIN probe, which is
+-- EXECUTEd (queen.find_txn_offsets). The lookups are SELECT ... INTO rather than FOR-IN loops for
+-- the same reason: a loop's cursor copies its parameters, flattening the arrays again.
 -- See queen.pop for jit: array-driven row estimates would buy a compile for a cheap statement.
 SET plan_cache_mode = force_generic_plan
 SET jit = off

@@ -42,19 +42,26 @@ export async function runTransaction(db: Database, ctx: TransactionContext, req:
   const transactionId = uuidv7();
   const results: TransactionResult[] = [];
   const ackContext = { tenant: ctx.tenant, requiredLeases: req.requiredLeases };
+  const ops = req.operations;
   try {
     await db.transaction(async (tx) => {
-      for (const [i, op] of req.operations.entries()) {
+      for (let i = 0; i < ops.length; ) {
+        const op = ops[i]!;
         if (op.type === 'push') {
           for (const r of await pushItems(tx, ctx, op.items)) {
             results.push({ ...r, index: results.length, type: 'push', success: true, transactionId: r.transaction_id, messageId: r.message_id, partitionId: r.partition_id });
           }
+          i++;
           continue;
         }
-        const acks = await ackMessages(tx, ackContext, op.items);
+        // Consecutive ack operations (Queen's clients send one per message) are one batch ack: one
+        // statement, and a nack among them clamps the cursor for all, so no later ack passes it.
+        const { items, opOf, end } = consecutiveAcks(ops, i);
+        const acks = await ackMessages(tx, ackContext, items);
         for (const a of acks) results.push({ ...a, index: results.length, type: 'ack' });
-        const failed = acks.find((a) => !a.success);
-        if (failed) throw new Rollback(`operations[${i}]: ack of ${failed.transactionId} failed: ${failed.error}`);
+        const failed = acks.findIndex((a) => !a.success);
+        if (failed >= 0) throw new Rollback(`operations[${opOf[failed]}]: ack of ${acks[failed]!.transactionId} failed: ${acks[failed]!.error}`);
+        i = end;
       }
     });
   } catch (err) {
@@ -62,4 +69,18 @@ export async function runTransaction(db: Database, ctx: TransactionContext, req:
     throw err;
   }
   return { transactionId, success: true, results };
+}
+
+/** The items of the ack operations from `start` to the next push, each with its operation's index. */
+function consecutiveAcks(ops: readonly Operation[], start: number): { items: AckItem[]; opOf: number[]; end: number } {
+  const items: AckItem[] = [];
+  const opOf: number[] = [];
+  let end = start;
+  for (let op = ops[end]; op?.type === 'ack'; op = ops[++end]) {
+    for (const item of op.items) {
+      items.push(item);
+      opOf.push(end);
+    }
+  }
+  return { items, opOf, end };
 }

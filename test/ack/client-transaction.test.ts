@@ -2,6 +2,7 @@
 // (TransactionBuilder.js, transaction_builder.py): one ack operation per message with no leaseId,
 // the leases listed once in `requiredLeases`, push items without transactionIds. SPEC §3.5.
 import { describe, expect, it } from 'vitest';
+import { observe, type StatementLog } from '../../lib/db/client.js';
 import { type PopBody, testClient } from '../support/client.js';
 import { useDatabase } from '../support/db.js';
 import { cursor, expireLeases } from '../pop/helpers.js';
@@ -53,6 +54,20 @@ describe('a transaction as Queen\'s clients send it', () => {
     expect(res.body.success).toBe(true);
     expect(Number((await cursor(db(), 'multi', 'a')).committed)).toBe(0);
     expect(Number((await cursor(db(), 'multi', 'b')).committed)).toBe(0);
+  });
+
+  it('acks a batch message by message in one statement, and never passes a message nacked before the rest', async () => {
+    await b.pushNumbered('per-message', 'p', 4);
+    const { body } = await b.popQueue('per-message', { batch: 4 }, 'p');
+    const req = clientBody(body.messages, { queue: 'per-message-out', payloads: [1] });
+    req.operations[1] = { ...req.operations[1]!, status: 'failed' } as (typeof req.operations)[number];
+    const log: StatementLog = { statements: [] };
+    const res = await testClient(observe(db(), log)).call('POST', '/api/v1/transaction', req);
+    expect(res.body.success).toBe(true);
+    expect(log.statements.filter((q) => q.includes('queen.ack'))).toHaveLength(1);
+    expect(res.body.results.slice(0, 4).map((r: any) => r.committed)).toEqual([true, false, false, false]);
+    expect(Number((await cursor(db(), 'per-message', 'p')).committed)).toBe(0);
+    expect((await b.popQueue('per-message', { batch: 4 }, 'p')).body.messages.map((m: any) => m.offset)).toEqual([1, 2, 3]);
   });
 
   it('is refused while another worker holds the lease, and writes nothing', async () => {

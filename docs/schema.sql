@@ -154,328 +154,348 @@ CREATE INDEX idx_queues_tenant_namespace ON queen.queues USING btree (tenant_id,
 CREATE INDEX idx_queues_tenant_task ON queen.queues USING btree (tenant_id, task);
 CREATE UNIQUE INDEX queues_tenant_name_uk ON queen.queues USING btree (tenant_id, name);
 
+-- Composite types, by name
+
+CREATE TYPE queen.ack_row AS (
+  idx integer,
+  success boolean,
+  error text,
+  queue_name text,
+  partition_name text,
+  lease_released boolean,
+  dlq boolean,
+  skipped boolean,
+  committed boolean,
+  already_committed boolean,
+  msg_offset bigint,
+  need text,
+  need_partition bigint,
+  need_items integer[],
+  need_from bigint,
+  need_to bigint,
+  base_offset bigint,
+  end_offset bigint,
+  created_at timestamp with time zone,
+  blob bytea
+);
+
 -- Functions, by name
 
-CREATE OR REPLACE FUNCTION queen.ack(p_tenant text, p_idx integer[], p_partitions bigint[], p_groups text[], p_hashes bytea[], p_offsets bigint[], p_statuses text[], p_leases text[], p_errors text[], f_partitions bigint[] DEFAULT NULL::bigint[], f_offsets bigint[] DEFAULT NULL::bigint[], f_message_ids uuid[] DEFAULT NULL::uuid[], f_txns text[] DEFAULT NULL::text[], f_traces uuid[] DEFAULT NULL::uuid[], f_subs text[] DEFAULT NULL::text[], f_payloads bytea[] DEFAULT NULL::bytea[], f_encrypted boolean[] DEFAULT NULL::boolean[], f_created timestamp with time zone[] DEFAULT NULL::timestamp with time zone[])
- RETURNS TABLE(idx integer, success boolean, error text, queue_name text, partition_name text, lease_released boolean, dlq boolean, skipped boolean, committed boolean, msg_offset bigint, need text, need_partition bigint, need_from bigint, need_to bigint, base_offset bigint, end_offset bigint, created_at timestamp with time zone, blob bytea)
+CREATE OR REPLACE FUNCTION queen.ack(p_tenant text, p_idx integer[], p_partitions bigint[], p_groups text[], p_hashes bytea[], p_offsets bigint[], p_statuses text[], p_leases text[], p_errors text[], p_required_leases text[] DEFAULT NULL::text[], f_partitions bigint[] DEFAULT NULL::bigint[], f_offsets bigint[] DEFAULT NULL::bigint[], f_message_ids uuid[] DEFAULT NULL::uuid[], f_txns text[] DEFAULT NULL::text[], f_traces uuid[] DEFAULT NULL::uuid[], f_subs text[] DEFAULT NULL::text[], f_payloads bytea[] DEFAULT NULL::bytea[], f_encrypted boolean[] DEFAULT NULL::boolean[], f_created timestamp with time zone[] DEFAULT NULL::timestamp with time zone[])
+ RETURNS SETOF queen.ack_row
  LANGUAGE plpgsql
  SET plan_cache_mode TO 'force_generic_plan'
  SET jit TO 'off'
 AS $function$
-#variable_conflict use_column
+DECLARE
+  n INT := coalesce(cardinality(p_idx), 0);
+  v_order INT[];
+  v_starts INT[];
+  v_items INT[];
+BEGIN
+  -- One cursor (a batch from one pop, the usual case): its items are the request, as it came.
+  IF p_partitions <@ p_partitions[1:1] AND p_groups <@ p_groups[1:1] THEN
+    RETURN QUERY
+      SELECT * FROM queen.ack_cursor(p_tenant, p_partitions[1], p_groups[1], p_idx, p_hashes, p_offsets, p_statuses,
+                                     p_leases, p_errors, p_required_leases, f_partitions, f_offsets, f_message_ids,
+                                     f_txns, f_traces, f_subs, f_payloads, f_encrypted, f_created);
+    RETURN;
+  END IF;
+  v_order := ARRAY(SELECT u.k FROM unnest(p_partitions, p_groups) WITH ORDINALITY AS u(pid, grp, k)
+                    ORDER BY u.pid, u.grp, u.k);
+  v_starts := ARRAY(SELECT i FROM generate_series(1, n) AS i
+                     WHERE i = 1 OR p_partitions[v_order[i]] <> p_partitions[v_order[i - 1]]
+                        OR p_groups[v_order[i]] <> p_groups[v_order[i - 1]]
+                     ORDER BY i);
+  FOR r IN 1 .. coalesce(cardinality(v_starts), 0) LOOP
+    v_items := v_order[v_starts[r] : coalesce(v_starts[r + 1] - 1, n)];
+    RETURN QUERY
+      SELECT * FROM queen.ack_cursor(
+        p_tenant, p_partitions[v_items[1]], p_groups[v_items[1]],
+        ARRAY(SELECT p_idx[x.k] FROM unnest(v_items) AS x(k)), ARRAY(SELECT p_hashes[x.k] FROM unnest(v_items) AS x(k)),
+        ARRAY(SELECT p_offsets[x.k] FROM unnest(v_items) AS x(k)), ARRAY(SELECT p_statuses[x.k] FROM unnest(v_items) AS x(k)),
+        ARRAY(SELECT p_leases[x.k] FROM unnest(v_items) AS x(k)), ARRAY(SELECT p_errors[x.k] FROM unnest(v_items) AS x(k)),
+        p_required_leases, f_partitions, f_offsets, f_message_ids, f_txns, f_traces, f_subs, f_payloads, f_encrypted, f_created);
+  END LOOP;
+END
+$function$;
+
+CREATE OR REPLACE FUNCTION queen.ack_cursor(p_tenant text, p_partition bigint, p_group text, p_idx integer[], p_hashes bytea[], p_offsets bigint[], p_statuses text[], p_leases text[], p_errors text[], p_required_leases text[], f_partitions bigint[], f_offsets bigint[], f_message_ids uuid[], f_txns text[], f_traces uuid[], f_subs text[], f_payloads bytea[], f_encrypted boolean[], f_created timestamp with time zone[])
+ RETURNS SETOF queen.ack_row
+ LANGUAGE plpgsql
+ SET plan_cache_mode TO 'force_generic_plan'
+ SET jit TO 'off'
+AS $function$
 DECLARE
   n INT := coalesce(cardinality(p_idx), 0);
   v_now TIMESTAMPTZ := now();
-  g RECORD;
-  pq RECORD;
-  c queen.log_consumers;
+  part RECORD;
+  cur queen.log_consumers;
   k INT;
   j INT;
-  v_ks INT[];
-  v_pend INT[];
-  v_o BIGINT[] := array_fill(NULL::BIGINT, ARRAY[n]);
-  v_hi BIGINT[] := array_fill(NULL::BIGINT, ARRAY[n]);
-  v_err TEXT[] := array_fill(NULL::TEXT, ARRAY[n]);
-  v_live BOOLEAN;
-  v_from BIGINT;
-  v_to BIGINT;
-  v_himax BIGINT;
-  v_span BIGINT;
-  v_rk INT[];
-  v_ro BIGINT[];
-  v_c BIGINT;
-  v_f BIGINT;
-  v_fk INT;
-  v_fstatus TEXT;
-  v_new BIGINT;
-  v_count INT;
+  v_offset BIGINT[] := array_fill(NULL::BIGINT, ARRAY[n]);
+  v_until BIGINT[] := array_fill(NULL::BIGINT, ARRAY[n]);
+  v_error TEXT[] := array_fill(NULL::TEXT, ARRAY[n]);
+  v_refusal TEXT[] := array_fill(NULL::TEXT, ARRAY[n]);
+  v_lease TEXT;
+  v_lease_live BOOLEAN;
+  v_probing BOOLEAN;
+  v_pending INT[];
+  v_search_from BIGINT;
+  v_search_to BIGINT;
+  v_found_items INT[];
+  v_found_offsets BIGINT[];
+  v_completed BIGINT;
+  v_signal BIGINT;
+  v_signal_item INT;
+  v_signal_status TEXT;
+  v_committed BIGINT;
+  v_retry_count INT;
   v_retry_offset BIGINT;
-  v_rnb TIMESTAMPTZ;
-  v_release BOOLEAN;
-  v_move BOOLEAN;
-  v_dlq BOOLEAN;
-  v_skip BOOLEAN;
+  v_retry_not_before TIMESTAMPTZ;
+  v_dead_letter BOOLEAN;
+  v_dlq_written BOOLEAN;
+  v_skipped BOOLEAN;
   v_released BOOLEAN;
-  v_probe BOOLEAN;
 BEGIN
-  <<groups>>
-  FOR g IN SELECT DISTINCT u.pid, u.grp FROM unnest(p_partitions, p_groups) AS u(pid, grp) ORDER BY 1, 2 LOOP
-    v_ks := ARRAY(SELECT s.k FROM generate_subscripts(p_partitions, 1) AS s(k)
-                   WHERE p_partitions[s.k] = g.pid AND p_groups[s.k] = g.grp ORDER BY s.k);
-    SELECT lp.id, lp.name AS pname, lp.last_offset, lp.log_start, lp.txns_start, qq.id AS qid, qq.name AS qname,
-           qq.retry_limit, qq.retry_delay, qq.dead_letter_queue AND qq.dlq_after_max_retries AS has_dlq
-      INTO pq
-      FROM queen.log_partitions lp JOIN queen.queues qq ON qq.id = lp.queue_id
-     WHERE lp.id = g.pid AND qq.tenant_id = p_tenant;
-    IF NOT FOUND THEN
-      RETURN QUERY SELECT p_idx[x.k], false, 'Message not found', NULL::TEXT, NULL::TEXT, false, false, false,
-                          false, NULL::BIGINT, NULL::TEXT, NULL::BIGINT, NULL::BIGINT, NULL::BIGINT,
-                          NULL::BIGINT, NULL::BIGINT, NULL::TIMESTAMPTZ, NULL::BYTEA
-                     FROM unnest(v_ks) AS x(k);
-      CONTINUE;
-    END IF;
+  SELECT lp.id, lp.name AS pname, lp.last_offset, lp.log_start, lp.txns_start, qq.id AS qid, qq.name AS qname,
+         qq.retry_limit, qq.retry_delay, qq.dead_letter_queue AND qq.dlq_after_max_retries AS has_dlq
+    INTO part
+    FROM queen.log_partitions lp JOIN queen.queues qq ON qq.id = lp.queue_id
+   WHERE lp.id = p_partition AND qq.tenant_id = p_tenant;
+  IF NOT FOUND THEN
+    RETURN QUERY SELECT p_idx[x.k], false, 'Message not found', NULL::TEXT, NULL::TEXT, false, false, false,
+                        false, false, NULL::BIGINT, NULL::TEXT, NULL::BIGINT, NULL::INT[], NULL::BIGINT,
+                        NULL::BIGINT, NULL::BIGINT, NULL::BIGINT, NULL::TIMESTAMPTZ, NULL::BYTEA
+                   FROM generate_series(1, n) AS x(k);
+    RETURN;
+  END IF;
 
-    -- A failed/dlq ack may end in a dead-letter move that needs the frame first. Look without
-    -- locking, so a call that only asks for the frame writes nothing (no commit flush); anything
-    -- else is recomputed under the lock.
-    v_probe := f_partitions IS NULL
-               AND EXISTS (SELECT 1 FROM unnest(v_ks) AS x(k) WHERE p_statuses[x.k] IN ('failed', 'dlq'));
-    <<attempt>>
-    LOOP
-    IF v_probe THEN
-      SELECT * INTO c FROM queen.log_consumers lc WHERE lc.partition_id = g.pid AND lc.consumer_group = g.grp;
+  -- A failed/dlq ack may end in a dead-letter move that needs the frame first. The first pass looks
+  -- without locking, so a call that only asks for the frame writes nothing (no commit flush); the
+  -- second pass recomputes everything under the lock.
+  v_probing := f_partitions IS NULL AND p_statuses && ARRAY['failed', 'dlq'];
+  <<pass>>
+  LOOP
+    IF v_probing THEN
+      SELECT * INTO cur FROM queen.log_consumers lc WHERE lc.partition_id = p_partition AND lc.consumer_group = p_group;
       IF NOT FOUND THEN
-        v_probe := false;
-        CONTINUE attempt;
+        v_probing := false;
+        CONTINUE pass;
       END IF;
     ELSE
-      SELECT * INTO c FROM queen.log_consumers lc
-       WHERE lc.partition_id = g.pid AND lc.consumer_group = g.grp FOR UPDATE;
+      SELECT * INTO cur FROM queen.log_consumers lc
+       WHERE lc.partition_id = p_partition AND lc.consumer_group = p_group FOR UPDATE;
       IF NOT FOUND THEN
         INSERT INTO queen.log_consumers (partition_id, consumer_group, queue_id, committed, pending)
-        VALUES (g.pid, g.grp, pq.qid, queen.cursor_start(g.pid, (
+        VALUES (p_partition, p_group, part.qid, queen.cursor_start(p_partition, (
                   SELECT cs.start_at FROM queen.consumer_subscriptions cs
-                   WHERE cs.queue_id = pq.qid AND cs.consumer_group = g.grp)), true)
+                   WHERE cs.queue_id = part.qid AND cs.consumer_group = p_group)), true)
         ON CONFLICT DO NOTHING;
-        SELECT * INTO c FROM queen.log_consumers lc
-         WHERE lc.partition_id = g.pid AND lc.consumer_group = g.grp FOR UPDATE;
+        SELECT * INTO cur FROM queen.log_consumers lc
+         WHERE lc.partition_id = p_partition AND lc.consumer_group = p_group FOR UPDATE;
       END IF;
     END IF;
-    FOREACH k IN ARRAY v_ks LOOP
-      v_o[k] := NULL; v_hi[k] := NULL; v_err[k] := NULL;
-    END LOOP;
-    v_live := c.batch_end IS NOT NULL AND c.lease_expires_at > v_now;
+    v_lease_live := cur.batch_end IS NOT NULL AND cur.lease_expires_at > v_now;
 
-    FOREACH k IN ARRAY v_ks LOOP
-      IF p_leases[k] IS NOT NULL THEN
-        IF NOT v_live OR c.worker_id IS DISTINCT FROM p_leases[k] THEN
-          v_err[k] := 'Invalid or expired lease';
-          CONTINUE;
+    FOR k IN 1 .. n LOOP
+      v_offset[k] := NULL; v_until[k] := NULL; v_error[k] := NULL; v_refusal[k] := NULL;
+      v_lease := coalesce(p_leases[k], CASE WHEN v_lease_live AND cur.worker_id = ANY (p_required_leases) THEN cur.worker_id END);
+      IF v_lease IS NOT NULL THEN
+        IF v_lease_live AND cur.worker_id = v_lease THEN
+          v_until[k] := cur.batch_end;
+        ELSE
+          v_refusal[k] := 'Invalid or expired lease';
         END IF;
-        v_hi[k] := c.batch_end;
-      ELSIF v_live THEN
-        v_err[k] := 'Another consumer holds the lease on this partition; ack with the leaseId the pop returned';
-        CONTINUE;
+      ELSIF v_lease_live THEN
+        v_refusal[k] := 'Another consumer holds the lease on this partition; ack with the leaseId the pop returned';
       ELSE
-        v_hi[k] := pq.last_offset;
+        v_until[k] := part.last_offset;
       END IF;
       IF p_offsets[k] IS NOT NULL THEN
-        IF p_offsets[k] <= c.committed THEN
-          v_o[k] := p_offsets[k];
-        ELSIF p_offsets[k] > v_hi[k] THEN
-          v_err[k] := 'Message not found';
-        ELSIF p_offsets[k] >= pq.txns_start AND p_hashes[k] IS NOT NULL AND NOT coalesce((
+        IF p_offsets[k] <= cur.committed THEN
+          v_offset[k] := p_offsets[k];
+        ELSIF v_refusal[k] IS NOT NULL THEN
+          v_error[k] := v_refusal[k];
+        ELSIF p_offsets[k] > v_until[k] THEN
+          v_error[k] := 'Message not found';
+        ELSIF p_offsets[k] >= part.txns_start AND p_hashes[k] IS NOT NULL AND NOT coalesce((
                 SELECT t.end_offset >= p_offsets[k]
                        AND substring(t.hashes FROM (p_offsets[k] - t.base_offset)::INT * 16 + 1 FOR 16) = p_hashes[k]
                   FROM queen.log_txns t
-                 WHERE t.partition_id = g.pid AND t.base_offset <= p_offsets[k]
+                 WHERE t.partition_id = p_partition AND t.base_offset <= p_offsets[k]
                  ORDER BY t.base_offset DESC LIMIT 1), false) THEN
-          v_err[k] := 'Message not found';
+          v_error[k] := 'Message not found';
         ELSE
-          v_o[k] := p_offsets[k];
+          v_offset[k] := p_offsets[k];
         END IF;
       ELSIF p_hashes[k] IS NULL THEN
-        v_err[k] := 'Message not found';
+        v_error[k] := coalesce(v_refusal[k], 'Message not found');
       END IF;
     END LOOP;
 
-    v_pend := ARRAY(SELECT x.k FROM unnest(v_ks) AS x(k) WHERE v_err[x.k] IS NULL AND v_o[x.k] IS NULL);
-    IF cardinality(v_pend) > 0 THEN
-      -- Below the watermarks there are only dead index entries: never step back through them.
-      v_from := greatest(c.committed + 1, pq.txns_start);
-      v_from := coalesce((SELECT t.base_offset FROM queen.log_txns t
-                           WHERE t.partition_id = g.pid AND t.base_offset <= v_from
-                           ORDER BY t.base_offset DESC LIMIT 1), v_from);
-      v_himax := (SELECT max(v_hi[x.k]) FROM unnest(v_pend) AS x(k));
-
-      v_span := v_himax - v_from + 1;
-      IF v_span <= 64 * cardinality(v_pend) THEN
-        -- The range is about as large as the request (a batch acked by transactionId): explode its
-        -- sidecar rows once into (offset, hash) and hash-join the request, linear in both.
-        SELECT array_agg(r.k), array_agg(r.o) INTO v_rk, v_ro FROM (
-          WITH want AS MATERIALIZED (
-            SELECT x.k, p_hashes[x.k] AS h, v_hi[x.k] AS hi FROM unnest(v_pend) AS x(k)
-          ), cand AS MATERIALIZED (
-            SELECT t.base_offset + u.idx AS o, u.h
-              FROM queen.log_txns t CROSS JOIN LATERAL queen.log_unnest_hashes(t.hashes) AS u
-             WHERE t.partition_id = g.pid AND t.base_offset >= v_from AND t.base_offset <= v_himax
-          )
-          SELECT want.k, min(cand.o) AS o
-            FROM want JOIN cand ON cand.h = want.h AND cand.o > c.committed AND cand.o <= want.hi
-           GROUP BY want.k
-        ) AS r;
-      ELSIF cardinality(v_pend) < 16 THEN
-        -- A few ids in a long range: position() finds a 16-byte hash in a sidecar row in C; only a
-        -- match that is misaligned or outside the range (a repeated transactionId) explodes the row.
-        SELECT array_agg(r.k), array_agg(r.o) INTO v_rk, v_ro FROM (
-          WITH want AS (
-            SELECT x.k, p_hashes[x.k] AS h, v_hi[x.k] AS hi FROM unnest(v_pend) AS x(k)
-          ), hit AS (
-            SELECT want.k, want.h, want.hi, t.base_offset AS base, t.hashes, position(want.h IN t.hashes) AS pos
-              FROM want JOIN queen.log_txns t
-                ON t.partition_id = g.pid AND t.base_offset >= v_from AND t.base_offset <= want.hi
-          )
-          SELECT hit.k, min(CASE
-                   WHEN (hit.pos - 1) % 16 = 0 AND hit.base + (hit.pos - 1) / 16 > c.committed
-                        AND hit.base + (hit.pos - 1) / 16 <= hit.hi THEN hit.base + (hit.pos - 1) / 16
-                   ELSE (SELECT min(hit.base + u.idx) FROM queen.log_unnest_hashes(hit.hashes) AS u
-                          WHERE u.h = hit.h AND hit.base + u.idx > c.committed AND hit.base + u.idx <= hit.hi)
-                 END) AS o
-            FROM hit WHERE hit.pos > 0 GROUP BY hit.k
-        ) AS r;
-      ELSE
-        -- Many ids in a range far longer than the request (an unleased ack of a cursor far behind):
-        -- the dedup GIN index of 0002 returns only the sidecar rows holding one of the keys. EXECUTE
-        -- plans it with the values: a cached generic plan would rather walk the range on the
-        -- primary key and compute every row's keys.
-        EXECUTE $q$
-          SELECT array_agg(r.k), array_agg(r.o) FROM (
-          WITH want AS MATERIALIZED (
-            SELECT w.k, w.h, w.hi FROM unnest($1::INT[], $2::BYTEA[], $3::BIGINT[]) AS w(k, h, hi)
-          ), hit_rows AS MATERIALIZED (
-            SELECT t.base_offset, t.hashes FROM queen.log_txns t
-             WHERE queen.log_txn_keys(t.partition_id, t.hashes) && ARRAY(SELECT int8send($4::BIGINT) || want.h FROM want)
-               AND t.partition_id = $4 AND t.base_offset >= $5 AND t.base_offset <= $6
-          ), cand AS MATERIALIZED (
-            SELECT r.base_offset + u.idx AS o, u.h FROM hit_rows r CROSS JOIN LATERAL queen.log_unnest_hashes(r.hashes) AS u
-          )
-          SELECT want.k, min(cand.o) AS o
-            FROM want JOIN cand ON cand.h = want.h AND cand.o > $7 AND cand.o <= want.hi
-           GROUP BY want.k
-          ) AS r
-        $q$ INTO v_rk, v_ro USING v_pend, ARRAY(SELECT p_hashes[x.k] FROM unnest(v_pend) WITH ORDINALITY AS x(k, n) ORDER BY x.n),
-                  ARRAY(SELECT v_hi[x.k] FROM unnest(v_pend) WITH ORDINALITY AS x(k, n) ORDER BY x.n),
-                  g.pid, v_from, v_himax, c.committed;
-      END IF;
-      FOR j IN 1 .. coalesce(cardinality(v_rk), 0) LOOP
-        v_o[v_rk[j]] := v_ro[j];
+    -- transactionId -> offset over each authorised item's range (committed, v_until], lowest match.
+    v_pending := ARRAY(SELECT x.k FROM generate_series(1, n) AS x(k)
+                        WHERE v_error[x.k] IS NULL AND v_offset[x.k] IS NULL AND v_refusal[x.k] IS NULL);
+    IF cardinality(v_pending) > 0 THEN
+      SELECT array_agg(v_pending[r.item]), array_agg(r.msg_offset) INTO v_found_items, v_found_offsets
+        FROM queen.resolve_txn_offsets(
+               p_partition, ARRAY(SELECT p_hashes[x.k] FROM unnest(v_pending) WITH ORDINALITY AS x(k, pos) ORDER BY x.pos),
+               greatest(cur.committed + 1, part.txns_start),
+               ARRAY(SELECT v_until[x.k] FROM unnest(v_pending) WITH ORDINALITY AS x(k, pos) ORDER BY x.pos)) AS r;
+      FOR j IN 1 .. coalesce(cardinality(v_found_items), 0) LOOP
+        v_offset[v_found_items[j]] := v_found_offsets[j];
       END LOOP;
-      IF EXISTS (SELECT 1 FROM unnest(v_pend) AS x(k) WHERE v_o[x.k] IS NULL) THEN
-        -- Live segments whose sidecar rows were purged: [max(committed + 1, log_start), txns_start).
-        -- Empty when retention took them too: then the id is not there to find.
-        v_from := greatest(c.committed + 1, pq.log_start);
-        v_to := least(v_himax, pq.txns_start - 1);
-        IF v_from <= v_to THEN
-          RETURN QUERY
-            SELECT NULL::INT, NULL::BOOLEAN, NULL::TEXT, NULL::TEXT, NULL::TEXT, NULL::BOOLEAN, NULL::BOOLEAN,
-                   NULL::BOOLEAN, NULL::BOOLEAN, NULL::BIGINT, 'decode', g.pid, v_from, v_to,
-                   sg.base_offset, sg.end_offset, sg.created_at, sg.blob
-              FROM queen.log_segments sg
-             WHERE sg.partition_id = g.pid
-               AND sg.base_offset >= coalesce((SELECT s2.base_offset FROM queen.log_segments s2
-                                               WHERE s2.partition_id = g.pid AND s2.base_offset <= v_from
-                                               ORDER BY s2.base_offset DESC LIMIT 1), v_from)
-               AND sg.base_offset <= v_to AND sg.end_offset >= v_from
-             ORDER BY sg.base_offset;
-          IF FOUND THEN CONTINUE groups; END IF;
-        END IF;
-        FOREACH k IN ARRAY v_pend LOOP
-          IF v_o[k] IS NULL THEN v_err[k] := 'Message not found'; END IF;
-        END LOOP;
-      END IF;
     END IF;
 
-    -- The cursor move: highest completed, clamped below the lowest non-completed signal F.
-    v_c := NULL; v_f := NULL; v_fk := NULL; v_fstatus := NULL;
-    FOREACH k IN ARRAY v_ks LOOP
-      CONTINUE WHEN v_err[k] IS NOT NULL OR v_o[k] <= c.committed;
+    -- Not after the cursor (or not allowed there): at or below it is the no-op success, looked up
+    -- only for these few ids, and only in the sidecar rows still kept.
+    v_pending := ARRAY(SELECT x.k FROM generate_series(1, n) AS x(k) WHERE v_error[x.k] IS NULL AND v_offset[x.k] IS NULL);
+    IF cardinality(v_pending) > 0 AND cur.committed >= part.txns_start THEN
+      SELECT array_agg(r.k), array_agg(r.o) INTO v_found_items, v_found_offsets FROM (
+        SELECT x.k, max(f.msg_offset) AS o
+          FROM unnest(v_pending) AS x(k)
+          JOIN queen.find_txn_offsets(p_partition, ARRAY(SELECT p_hashes[y.k] FROM unnest(v_pending) AS y(k)),
+                                      part.txns_start, cur.committed) AS f
+            ON f.hash = p_hashes[x.k]
+         GROUP BY x.k
+      ) AS r;
+      FOR j IN 1 .. coalesce(cardinality(v_found_items), 0) LOOP
+        v_offset[v_found_items[j]] := v_found_offsets[j];
+      END LOOP;
+    END IF;
+
+    FOR k IN 1 .. n LOOP
+      IF v_offset[k] IS NULL AND v_error[k] IS NULL THEN v_error[k] := v_refusal[k]; END IF;
+    END LOOP;
+    v_pending := ARRAY(SELECT x.k FROM generate_series(1, n) AS x(k) WHERE v_error[x.k] IS NULL AND v_offset[x.k] IS NULL);
+    IF cardinality(v_pending) > 0 THEN
+      -- Live segments whose sidecar rows were purged: [max(committed + 1, log_start), txns_start).
+      -- Empty when retention took them too: then the id is not there to find.
+      v_search_from := greatest(cur.committed + 1, part.log_start);
+      v_search_to := least((SELECT max(v_until[x.k]) FROM unnest(v_pending) AS x(k)), part.txns_start - 1);
+      IF v_search_from <= v_search_to THEN
+        RETURN QUERY
+          SELECT NULL::INT, NULL::BOOLEAN, NULL::TEXT, NULL::TEXT, NULL::TEXT, NULL::BOOLEAN, NULL::BOOLEAN,
+                 NULL::BOOLEAN, NULL::BOOLEAN, NULL::BOOLEAN, NULL::BIGINT, 'decode', p_partition,
+                 ARRAY(SELECT p_idx[x.k] FROM unnest(v_pending) AS x(k)), v_search_from, v_search_to,
+                 sg.base_offset, sg.end_offset, sg.created_at, sg.blob
+            FROM queen.log_segments sg
+           WHERE sg.partition_id = p_partition
+             AND sg.base_offset >= coalesce((SELECT s2.base_offset FROM queen.log_segments s2
+                                             WHERE s2.partition_id = p_partition AND s2.base_offset <= v_search_from
+                                             ORDER BY s2.base_offset DESC LIMIT 1), v_search_from)
+             AND sg.base_offset <= v_search_to AND sg.end_offset >= v_search_from
+           ORDER BY sg.base_offset;
+        IF FOUND THEN RETURN; END IF;
+      END IF;
+      FOREACH k IN ARRAY v_pending LOOP
+        v_error[k] := 'Message not found';
+      END LOOP;
+    END IF;
+
+    -- The cursor move: highest completed, clamped below the lowest non-completed signal.
+    v_completed := NULL; v_signal := NULL; v_signal_item := NULL; v_signal_status := NULL;
+    FOR k IN 1 .. n LOOP
+      CONTINUE WHEN v_error[k] IS NOT NULL OR v_offset[k] <= cur.committed;
       IF p_statuses[k] = 'completed' THEN
-        v_c := greatest(v_c, v_o[k]);
-      ELSIF v_f IS NULL OR v_o[k] < v_f
-            OR (v_o[k] = v_f AND (CASE p_statuses[k] WHEN 'dlq' THEN 3 WHEN 'failed' THEN 2 ELSE 1 END)
-                               > (CASE v_fstatus WHEN 'dlq' THEN 3 WHEN 'failed' THEN 2 ELSE 1 END)) THEN
-        v_f := v_o[k]; v_fk := k; v_fstatus := p_statuses[k];
+        v_completed := greatest(v_completed, v_offset[k]);
+      ELSIF v_signal IS NULL OR v_offset[k] < v_signal
+            OR (v_offset[k] = v_signal AND (CASE p_statuses[k] WHEN 'dlq' THEN 3 WHEN 'failed' THEN 2 ELSE 1 END)
+                                         > (CASE v_signal_status WHEN 'dlq' THEN 3 WHEN 'failed' THEN 2 ELSE 1 END)) THEN
+        v_signal := v_offset[k]; v_signal_item := k; v_signal_status := p_statuses[k];
       END IF;
     END LOOP;
-    IF v_f IS NOT NULL THEN v_c := least(v_c, v_f - 1); END IF;
-    v_new := greatest(c.committed, v_c);
-    v_count := CASE WHEN c.retry_offset IS NOT NULL AND v_new < c.retry_offset THEN c.batch_retry_count ELSE 0 END;
-    v_retry_offset := CASE WHEN v_count = 0 THEN NULL ELSE c.retry_offset END;
-    v_rnb := c.retry_not_before;
-    v_release := false; v_move := false; v_dlq := false; v_skip := false;
-    IF v_f IS NOT NULL THEN
-      IF v_fstatus = 'retry' THEN
-        v_new := greatest(v_new, v_f - 1);
-        v_release := true;
-        v_rnb := NULL;
-      ELSIF v_fstatus = 'failed' AND v_count + 1 <= pq.retry_limit THEN
-        v_count := v_count + 1;
-        v_retry_offset := v_f;
-        v_new := greatest(v_new, v_f - 1);
-        v_release := true;
-        v_rnb := CASE WHEN pq.retry_delay > 0 THEN v_now + make_interval(secs => pq.retry_delay / 1000.0) END;
-      ELSE
-        IF v_fstatus = 'failed' THEN v_count := v_count + 1; END IF;
-        v_move := true;
+    IF v_signal IS NOT NULL THEN v_completed := least(v_completed, v_signal - 1); END IF;
+    v_committed := greatest(cur.committed, v_completed);
+    v_retry_count := CASE WHEN cur.retry_offset IS NOT NULL AND v_committed < cur.retry_offset THEN cur.batch_retry_count ELSE 0 END;
+    v_retry_offset := CASE WHEN v_retry_count = 0 THEN NULL ELSE cur.retry_offset END;
+    v_retry_not_before := cur.retry_not_before;
+    v_dead_letter := false;
+    IF v_signal_status = 'retry' THEN
+      v_committed := greatest(v_committed, v_signal - 1);
+      v_retry_not_before := NULL;
+    ELSIF v_signal_status = 'failed' AND v_retry_count + 1 <= part.retry_limit THEN
+      v_retry_count := v_retry_count + 1;
+      v_retry_offset := v_signal;
+      v_committed := greatest(v_committed, v_signal - 1);
+      v_retry_not_before := CASE WHEN part.retry_delay > 0 THEN v_now + make_interval(secs => part.retry_delay / 1000.0) END;
+    ELSIF v_signal IS NOT NULL THEN
+      IF v_signal_status = 'failed' THEN v_retry_count := v_retry_count + 1; END IF;
+      v_dead_letter := true;
+    END IF;
+
+    j := NULL;
+    IF v_dead_letter AND part.has_dlq THEN
+      j := (SELECT s.j FROM generate_subscripts(f_partitions, 1) AS s(j)
+             WHERE f_partitions[s.j] = p_partition AND f_offsets[s.j] = v_signal LIMIT 1);
+      IF j IS NULL THEN
+        RETURN QUERY
+          SELECT NULL::INT, NULL::BOOLEAN, NULL::TEXT, NULL::TEXT, NULL::TEXT, NULL::BOOLEAN, NULL::BOOLEAN,
+                 NULL::BOOLEAN, NULL::BOOLEAN, NULL::BOOLEAN, NULL::BIGINT, 'frame', p_partition, NULL::INT[],
+                 v_signal, v_signal, sg.base_offset, sg.end_offset, sg.created_at, sg.blob
+            FROM queen.log_segments sg
+           WHERE sg.partition_id = p_partition AND sg.base_offset <= v_signal AND sg.end_offset >= v_signal
+           ORDER BY sg.base_offset DESC LIMIT 1;
+        IF FOUND THEN RETURN; END IF;
+        -- Retention took the segment: nothing to copy, so the message is skipped past (under the lock).
       END IF;
     END IF;
-
-    EXIT attempt WHEN NOT v_probe
-      OR (v_move AND pq.has_dlq AND EXISTS (
-            SELECT 1 FROM queen.log_segments sg
-             WHERE sg.partition_id = g.pid AND sg.base_offset <= v_f AND sg.end_offset >= v_f));
-    v_probe := false;
-    END LOOP;
-
-    IF v_move THEN
-      IF pq.has_dlq THEN
-        j := (SELECT s.j FROM generate_subscripts(f_partitions, 1) AS s(j)
-               WHERE f_partitions[s.j] = g.pid AND f_offsets[s.j] = v_f LIMIT 1);
-        IF j IS NULL THEN
-          RETURN QUERY
-            SELECT NULL::INT, NULL::BOOLEAN, NULL::TEXT, NULL::TEXT, NULL::TEXT, NULL::BOOLEAN, NULL::BOOLEAN,
-                   NULL::BOOLEAN, NULL::BOOLEAN, NULL::BIGINT, 'frame', g.pid, v_f, v_f,
-                   sg.base_offset, sg.end_offset, sg.created_at, sg.blob
-              FROM queen.log_segments sg
-             WHERE sg.partition_id = g.pid AND sg.base_offset <= v_f AND sg.end_offset >= v_f
-             ORDER BY sg.base_offset DESC LIMIT 1;
-          -- Retention took the segment: nothing to copy, so the message is skipped past.
-          IF FOUND THEN CONTINUE groups; END IF;
-          v_skip := true;
-        ELSE
-          INSERT INTO queen.log_dlq (partition_id, consumer_group, msg_offset, message_id, transaction_id, trace_id,
-                                     producer_sub, payload, encrypted, error_message, retry_count, created_at, failed_at)
-          VALUES (g.pid, g.grp, v_f, f_message_ids[j], f_txns[j], f_traces[j], f_subs[j], f_payloads[j],
-                  f_encrypted[j], p_errors[v_fk], v_count, f_created[j], clock_timestamp())
-          ON CONFLICT (partition_id, consumer_group, msg_offset) DO UPDATE
-            SET error_message = EXCLUDED.error_message, retry_count = EXCLUDED.retry_count,
-                failed_at = EXCLUDED.failed_at;
-          v_dlq := true;
-        END IF;
-      ELSE
-        v_skip := true;
-      END IF;
-      v_new := greatest(v_new, v_f);
-      v_count := 0;
-      v_retry_offset := NULL;
-    END IF;
-
-    v_released := c.batch_end IS NOT NULL AND (v_release OR v_new >= c.batch_end);
-    IF v_new > c.committed OR v_released OR v_count IS DISTINCT FROM c.batch_retry_count
-       OR v_rnb IS DISTINCT FROM c.retry_not_before THEN
-      UPDATE queen.log_consumers lc
-         SET committed = v_new,
-             -- A retention gap the cursor jumps was deleted, not consumed.
-             total_consumed = lc.total_consumed + greatest(v_new - greatest(c.committed, pq.log_start - 1), 0),
-             batch_end = CASE WHEN v_released THEN NULL ELSE lc.batch_end END,
-             worker_id = CASE WHEN v_released THEN NULL ELSE lc.worker_id END,
-             lease_expires_at = CASE WHEN v_released THEN NULL ELSE lc.lease_expires_at END,
-             batch_retry_count = v_count,
-             retry_offset = v_retry_offset,
-             retry_not_before = v_rnb,
-             pending = v_new < (SELECT lp.last_offset FROM queen.log_partitions lp WHERE lp.id = g.pid)
-       WHERE lc.partition_id = g.pid AND lc.consumer_group = g.grp;
-    END IF;
-
-    RETURN QUERY
-      SELECT p_idx[x.k], v_err[x.k] IS NULL, v_err[x.k], pq.qname, pq.pname, v_released,
-             v_err[x.k] IS NULL AND v_dlq AND v_o[x.k] = v_f AND p_statuses[x.k] <> 'completed',
-             v_err[x.k] IS NULL AND v_skip AND v_o[x.k] = v_f AND p_statuses[x.k] <> 'completed',
-             v_err[x.k] IS NULL AND v_o[x.k] <= v_new, v_o[x.k],
-             NULL::TEXT, NULL::BIGINT, NULL::BIGINT, NULL::BIGINT, NULL::BIGINT, NULL::BIGINT,
-             NULL::TIMESTAMPTZ, NULL::BYTEA
-        FROM unnest(v_ks) AS x(k);
+    EXIT pass WHEN NOT v_probing;
+    v_probing := false;
   END LOOP;
+
+  v_dlq_written := false;
+  v_skipped := false;
+  IF v_dead_letter THEN
+    IF j IS NOT NULL THEN
+      INSERT INTO queen.log_dlq (partition_id, consumer_group, msg_offset, message_id, transaction_id, trace_id,
+                                 producer_sub, payload, encrypted, error_message, retry_count, created_at, failed_at)
+      VALUES (p_partition, p_group, v_signal, f_message_ids[j], f_txns[j], f_traces[j], f_subs[j], f_payloads[j],
+              f_encrypted[j], p_errors[v_signal_item], v_retry_count, f_created[j], clock_timestamp())
+      ON CONFLICT (partition_id, consumer_group, msg_offset) DO UPDATE
+        SET error_message = EXCLUDED.error_message, retry_count = EXCLUDED.retry_count,
+            failed_at = EXCLUDED.failed_at;
+      v_dlq_written := true;
+    ELSE
+      v_skipped := true;
+    END IF;
+    v_committed := greatest(v_committed, v_signal);
+    v_retry_count := 0;
+    v_retry_offset := NULL;
+    v_retry_not_before := NULL;
+  END IF;
+
+  -- Any signal ends the lease (SPEC §3.3): the messages after it are deliverable at once (after
+  -- retry_not_before for a failure), never only when the lease expires.
+  v_released := cur.batch_end IS NOT NULL AND (v_signal IS NOT NULL OR v_committed >= cur.batch_end);
+  IF v_committed > cur.committed OR v_released OR v_retry_count IS DISTINCT FROM cur.batch_retry_count
+     OR v_retry_not_before IS DISTINCT FROM cur.retry_not_before THEN
+    UPDATE queen.log_consumers lc
+       SET committed = v_committed,
+           -- A retention gap the cursor jumps was deleted, not consumed.
+           total_consumed = lc.total_consumed + greatest(v_committed - greatest(cur.committed, part.log_start - 1), 0),
+           batch_end = CASE WHEN v_released THEN NULL ELSE lc.batch_end END,
+           worker_id = CASE WHEN v_released THEN NULL ELSE lc.worker_id END,
+           lease_expires_at = CASE WHEN v_released THEN NULL ELSE lc.lease_expires_at END,
+           batch_retry_count = v_retry_count,
+           retry_offset = v_retry_offset,
+           retry_not_before = v_retry_not_before,
+           -- The next delivery starts at v_committed + 1: inside the last lease it is a redelivery.
+           attempt_offset = CASE WHEN v_committed < cur.batch_end THEN v_committed + 1 ELSE lc.attempt_offset END,
+           pending = v_committed < (SELECT lp.last_offset FROM queen.log_partitions lp WHERE lp.id = p_partition)
+     WHERE lc.partition_id = p_partition AND lc.consumer_group = p_group;
+  END IF;
+
+  RETURN QUERY
+    SELECT p_idx[x.k], v_error[x.k] IS NULL, v_error[x.k], part.qname, part.pname, v_released,
+           v_error[x.k] IS NULL AND v_dlq_written AND v_offset[x.k] = v_signal AND p_statuses[x.k] <> 'completed',
+           v_error[x.k] IS NULL AND v_skipped AND v_offset[x.k] = v_signal AND p_statuses[x.k] <> 'completed',
+           v_error[x.k] IS NULL AND v_offset[x.k] <= v_committed,
+           v_error[x.k] IS NULL AND v_offset[x.k] <= cur.committed,
+           v_offset[x.k], NULL::TEXT, NULL::BIGINT, NULL::INT[], NULL::BIGINT, NULL::BIGINT, NULL::BIGINT,
+           NULL::BIGINT, NULL::TIMESTAMPTZ, NULL::BYTEA
+      FROM generate_series(1, n) AS x(k);
 END
 $function$;
 
@@ -716,6 +736,34 @@ CREATE OR REPLACE FUNCTION queen.figures_json(total bigint, pending bigint, proc
 AS $function$
   SELECT jsonb_build_object('total', total, 'pending', pending, 'processing', processing, 'completed', completed,
                             'failed', NULL, 'deadLetter', dead_letter)
+$function$;
+
+CREATE OR REPLACE FUNCTION queen.find_txn_offsets(p_partition bigint, p_hashes bytea[], p_from bigint, p_to bigint)
+ RETURNS TABLE(hash bytea, msg_offset bigint)
+ LANGUAGE plpgsql
+ STABLE
+ SET jit TO 'off'
+AS $function$
+DECLARE
+  v_first_row BIGINT;
+BEGIN
+  -- The sidecar row holding p_from starts at or before it: base_offset is bounded on both sides.
+  SELECT t.base_offset INTO v_first_row FROM queen.log_txns t
+   WHERE t.partition_id = p_partition AND t.base_offset <= p_from ORDER BY t.base_offset DESC LIMIT 1;
+  RETURN QUERY EXECUTE $q$
+    WITH want AS MATERIALIZED (
+      SELECT DISTINCT w.h FROM unnest($2::BYTEA[]) AS w(h)
+    ), hit_rows AS MATERIALIZED (
+      SELECT t.base_offset, t.hashes FROM queen.log_txns t
+       WHERE queen.log_txn_keys(t.partition_id, t.hashes) && ARRAY(SELECT int8send($1::BIGINT) || want.h FROM want)
+         AND t.partition_id = $1 AND t.base_offset >= $3 AND t.base_offset <= $5
+    )
+    SELECT u.h, r.base_offset + u.idx
+      FROM hit_rows r CROSS JOIN LATERAL queen.log_unnest_hashes(r.hashes) AS u
+      JOIN want ON want.h = u.h
+     WHERE r.base_offset + u.idx BETWEEN $4 AND $5
+  $q$ USING p_partition, p_hashes, coalesce(v_first_row, p_from), p_from, p_to;
+END
 $function$;
 
 CREATE OR REPLACE FUNCTION queen.group_partitions(p_tenant text, p_queue text, p_group text)
@@ -1528,6 +1576,67 @@ AS $function$
     SELECT DISTINCT t.id, p_tenant, x.name, t.created_at FROM t, unnest(p_names) AS x(name)
   )
   SELECT t.id, t.msg_offset FROM t
+$function$;
+
+CREATE OR REPLACE FUNCTION queen.resolve_txn_offsets(p_partition bigint, p_hashes bytea[], p_from bigint, p_until bigint[])
+ RETURNS TABLE(item integer, msg_offset bigint)
+ LANGUAGE plpgsql
+ STABLE
+ SET plan_cache_mode TO 'force_generic_plan'
+ SET jit TO 'off'
+AS $function$
+#variable_conflict use_column
+DECLARE
+  n INT := coalesce(cardinality(p_hashes), 0);
+  v_to BIGINT := (SELECT max(u.hi) FROM unnest(p_until) AS u(hi));
+  v_first_row BIGINT;
+BEGIN
+  v_first_row := coalesce((SELECT t.base_offset FROM queen.log_txns t
+                            WHERE t.partition_id = p_partition AND t.base_offset <= p_from
+                            ORDER BY t.base_offset DESC LIMIT 1), p_from);
+  IF v_to - v_first_row + 1 <= 64 * n THEN
+    -- The range is about as large as the request (a batch acked by transactionId): explode its
+    -- sidecar rows once into (offset, hash) and hash-join the request, linear in both.
+    RETURN QUERY
+      WITH want AS MATERIALIZED (
+        SELECT x.k, p_hashes[x.k] AS h, p_until[x.k] AS hi FROM generate_series(1, n) AS x(k)
+      ), cand AS MATERIALIZED (
+        SELECT t.base_offset + u.idx AS o, u.h
+          FROM queen.log_txns t CROSS JOIN LATERAL queen.log_unnest_hashes(t.hashes) AS u
+         WHERE t.partition_id = p_partition AND t.base_offset >= v_first_row AND t.base_offset <= v_to
+      )
+      SELECT want.k, min(cand.o)
+        FROM want JOIN cand ON cand.h = want.h AND cand.o >= p_from AND cand.o <= want.hi
+       GROUP BY want.k;
+  ELSIF n < 16 THEN
+    -- A few ids in a long range: position() finds a 16-byte hash in a sidecar row in C; only a
+    -- match that is misaligned or outside the range (a repeated transactionId) explodes the row.
+    RETURN QUERY
+      WITH want AS (
+        SELECT x.k, p_hashes[x.k] AS h, p_until[x.k] AS hi FROM generate_series(1, n) AS x(k)
+      ), hit AS (
+        SELECT want.k, want.h, want.hi, t.base_offset AS base, t.hashes, position(want.h IN t.hashes) AS pos
+          FROM want JOIN queen.log_txns t
+            ON t.partition_id = p_partition AND t.base_offset >= v_first_row AND t.base_offset <= want.hi
+      )
+      SELECT hit.k, min(CASE
+               WHEN (hit.pos - 1) % 16 = 0 AND hit.base + (hit.pos - 1) / 16 >= p_from
+                    AND hit.base + (hit.pos - 1) / 16 <= hit.hi THEN hit.base + (hit.pos - 1) / 16
+               ELSE (SELECT min(hit.base + u.idx) FROM queen.log_unnest_hashes(hit.hashes) AS u
+                      WHERE u.h = hit.h AND hit.base + u.idx >= p_from AND hit.base + u.idx <= hit.hi)
+             END)
+        FROM hit WHERE hit.pos > 0 GROUP BY hit.k;
+  ELSE
+    -- Many ids in a range far longer than the request (an unleased ack of a cursor far behind):
+    -- the index returns only the sidecar rows holding one of the keys.
+    RETURN QUERY
+      SELECT x.k, min(f.msg_offset)
+        FROM generate_series(1, n) AS x(k)
+        JOIN queen.find_txn_offsets(p_partition, p_hashes, p_from, v_to) AS f
+          ON f.hash = p_hashes[x.k] AND f.msg_offset <= p_until[x.k]
+       GROUP BY x.k;
+  END IF;
+END
 $function$;
 
 CREATE OR REPLACE FUNCTION queen.resources_overview(p_tenant text)

@@ -22,8 +22,8 @@ export default defineFunction('ack', (app) => {
   });
 
   app.post('/api/v1/transaction', requireRole('read-write'), async (c) => {
-    const ops = await readTransaction(c);
+    const request = await readTransaction(c);
     const { tenant, sub } = c.get('principal');
-    return c.json(await runTransaction(c.get('db'), { tenant, sub, config: c.get('config') }, ops));
+    return c.json(await runTransaction(c.get('db'), { tenant, sub, config: c.get('config') }, request));
   });
 });

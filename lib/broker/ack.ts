@@ -1,6 +1,6 @@
 // The ack verb (SPEC §3.3). A request of completed acks is one call of queen.ack. Two rare paths
 // need the function to read a segment (SQL never decompresses, HARD-PARTS §4) and call again:
-//   - a transactionId whose sidecar hash was purged: the leased segments are searched for it;
+//   - a transactionId whose sidecar hash was purged: the segments after the cursor are searched;
 //   - a dead-letter move: the frame is decoded and handed to the second call, which recomputes
 //     the ack under the cursor lock and writes the DLQ row and the cursor move together, or asks
 //     again if the cursor moved in between. Nothing is locked across the two calls.
@@ -29,6 +29,8 @@ export interface AckItem {
 
 export interface AckContext {
   tenant: string;
+  /** A transaction's `requiredLeases`: each authorises its acks without a leaseId where it is live (SPEC §3.5). */
+  requiredLeases?: readonly string[];
 }
 
 export interface AckResult {
@@ -42,12 +44,15 @@ export interface AckResult {
   dlq: boolean;
   skipped?: true;
   committed: boolean;
+  /** The offset was at or below the cursor already: a retried ack, a no-op success. */
+  alreadyCommitted?: true;
   offset: number | null;
 }
 
-const ACK_SQL = 'SELECT * FROM queen.ack($1, $2, $3, $4, $5, $6, $7, $8, $9)';
+const ACK_SQL = 'SELECT * FROM queen.ack($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)';
 const ACK_FRAMES_SQL =
-  'SELECT * FROM queen.ack($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)';
+  'SELECT * FROM queen.ack($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)';
+const NO_HASH = new Uint8Array(0);
 const MAX_ROUNDS = 5;
 const PARTITION_ID = /^[0-9]{1,18}$/;
 
@@ -68,14 +73,13 @@ export async function ackMessages(db: Queryable, ctx: AckContext, items: readonl
     }
     todo = todo.filter((i) => results[i] === undefined);
     if (needs.length > 0) await ensureZstd();
-    const searched = new Set<string>();
+    const searched = new Set<number>();
     for (const need of needs) {
       if (need.need === 'frame') addFrame(frames, need);
-      else searched.add(resolvePurged(items, todo, need, offsets));
+      else searchPurged(items, need, offsets, searched);
     }
-    for (const i of todo) {
-      if (searched.has(items[i]!.partitionId) && offsets[i] === null) hashes[i] = new Uint8Array(0);
-    }
+    // An id the segments did not hold is not there: no hash and no offset is "Message not found".
+    for (const i of searched) if (offsets[i] === null) hashes[i] = NO_HASH;
   }
   return results as AckResult[];
 }
@@ -100,22 +104,22 @@ async function callAck(
     pick((i) => items[i]!.status),
     pick((i) => items[i]!.leaseId),
     pick((i) => items[i]!.error),
+    ctx.requiredLeases ?? null,
   ];
   if (frames.length === 0) return db.query<AckRow>(ACK_SQL, params);
   return db.query<AckRow>(ACK_FRAMES_SQL, [...params, ...frameParams(frames)]);
 }
 
-// The hash was purged with the sidecar: find the lowest matching offset in the segments the
-// function sent; an id found nowhere becomes "Message not found" (null hash, null offset).
-function resolvePurged(items: readonly AckItem[], todo: number[], need: AckNeedRow, offsets: (number | null)[]): string {
+// The hashes of need_items were purged with the sidecar: the lowest matching offset in the
+// segments the function sent (they come in offset order), noting which items were searched.
+function searchPurged(items: readonly AckItem[], need: AckNeedRow, offsets: (number | null)[], searched: Set<number>): void {
   const decoded = decodeSegmentRow(need, Number(need.need_from), Number(need.need_to), need.need_partition);
-  for (const i of todo) {
-    const item = items[i]!;
-    if (item.partitionId !== need.need_partition || offsets[i] !== null) continue;
-    const hit = decoded.find((m) => m.transactionId === item.transactionId);
+  for (const i of need.need_items ?? []) {
+    searched.add(i);
+    if (offsets[i] !== null) continue;
+    const hit = decoded.find((m) => m.transactionId === items[i]!.transactionId);
     if (hit) offsets[i] = hit.offset;
   }
-  return need.need_partition;
 }
 
 function toResult(item: AckItem, row: AckResultRow): AckResult {
@@ -132,5 +136,6 @@ function toResult(item: AckItem, row: AckResultRow): AckResult {
     offset: row.msg_offset === null ? null : Number(row.msg_offset),
   };
   if (row.skipped) result.skipped = true;
+  if (row.already_committed) result.alreadyCommitted = true;
   return result;
 }

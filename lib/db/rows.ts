@@ -84,14 +84,14 @@ export type PopRow = SegmentRow & {
 };
 
 /**
- * queen.ack: per (partition, group) of the items, either every item's result or `need` rows, and
- * then nothing of that group was written; the broker calls again with what was asked for.
+ * queen.ack: per cursor (partition, group) of the items, either every item's result or `need`
+ * rows, and then nothing of that cursor was written; the broker calls again with what was asked for.
  *
  * | need   | columns                                  | means                                  | TypeScript then                          |
  * | ------ | ---------------------------------------- | -------------------------------------- | ---------------------------------------- |
- * | null   | idx, success, error, queue_name, partition_name, lease_released, dlq, skipped, committed, msg_offset | the result of item idx | reports it |
- * | decode | need_partition, need_from, need_to, and a segment (one row each) | the sidecar hashes of [need_from, need_to] were purged | finds each id's lowest offset in the segments and sends offsets (an id found nowhere: no hash, no offset, "Message not found") |
- * | frame  | need_partition, need_from (= need_to), and the segment holding it | the group dead-letters offset need_from | decodes that frame and sends it as the f_* parameters |
+ * | null   | idx, success, error, queue_name, partition_name, lease_released, dlq, skipped, committed, already_committed, msg_offset | the result of item idx | reports it |
+ * | decode | need_partition, need_items, need_from, need_to, and a segment (one row each) | the sidecar hashes of [need_from, need_to] were purged | finds the lowest offset of each of need_items' ids in the segments and sends offsets (an id found nowhere: no hash, no offset, "Message not found") |
+ * | frame  | need_partition, need_from (= need_to), and the segment holding it | the cursor dead-letters offset need_from | decodes that frame and sends it as the f_* parameters |
  */
 export type AckRow = AckResultRow | AckNeedRow;
 
@@ -106,6 +106,8 @@ export type AckResultRow = {
   dlq: boolean | null;
   skipped: boolean | null;
   committed: boolean | null;
+  /** At or below the cursor before this call: a no-op success (a retried ack). */
+  already_committed: boolean | null;
   msg_offset: string | null;
 };
 
@@ -113,6 +115,8 @@ export type AckNeedRow = SegmentRow & {
   need: 'decode' | 'frame';
   idx: null;
   need_partition: string;
+  /** decode: the request indices whose transactionIds are to be searched; frame: null. */
+  need_items: number[] | null;
   need_from: string;
   need_to: string;
   created_at: Date;

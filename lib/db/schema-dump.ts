@@ -50,6 +50,15 @@ export async function dumpSchema(db: Database, schema = 'queen'): Promise<string
         WHERE c.relnamespace = $1::regnamespace AND NOT t.tgisinternal ORDER BY t.tgname`,
       [schema],
     );
+    // Composite types (a function's row type declared once), with their attributes in order.
+    const types = await tx.query<{ name: string; attrs: string }>(
+      `SELECT c.oid::regclass::text AS name,
+              string_agg(quote_ident(a.attname) || ' ' || format_type(a.atttypid, a.atttypmod), ', ' ORDER BY a.attnum) AS attrs
+         FROM pg_class c JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped
+        WHERE c.relnamespace = $1::regnamespace AND c.relkind = 'c'
+        GROUP BY c.oid, c.relname ORDER BY c.relname`,
+      [schema],
+    );
     const functions = await tx.query<{ def: string }>(
       `SELECT pg_get_functiondef(p.oid) AS def FROM pg_proc p
         WHERE p.pronamespace = $1::regnamespace ORDER BY p.proname, pg_get_function_identity_arguments(p.oid)`,
@@ -66,6 +75,8 @@ export async function dumpSchema(db: Database, schema = 'queen'): Promise<string
       for (const r of [...own(indexes), ...own(triggers)]) out.push(`${r.def};`);
       out.push('');
     }
+    if (types.length) out.push('-- Composite types, by name\n');
+    for (const t of types) out.push(`CREATE TYPE ${t.name} AS (\n  ${t.attrs.split(', ').join(',\n  ')}\n);\n`);
     out.push('-- Functions, by name\n');
     for (const f of functions) out.push(`${f.def.trimEnd()};\n`);
     return out.join('\n');
@@ -83,12 +94,12 @@ function column(c: { col: string; type: string; notnull: boolean; def: string | 
 async function refuseUnrendered(tx: Queryable, schema: string): Promise<void> {
   const rows = await tx.query<{ what: string }>(
     `SELECT c.relkind::text || ' ' || c.relname AS what FROM pg_class c
-      WHERE c.relnamespace = $1::regnamespace AND c.relkind NOT IN ('r', 'p', 'i')
+      WHERE c.relnamespace = $1::regnamespace AND c.relkind NOT IN ('r', 'p', 'i', 'c')
         AND NOT (c.relkind = 'S' AND EXISTS (SELECT 1 FROM pg_depend d WHERE d.objid = c.oid AND d.deptype = 'i'))
      UNION ALL
      SELECT 'type ' || t.typname FROM pg_type t
       WHERE t.typnamespace = $1::regnamespace AND t.typtype IN ('e', 'd', 'r', 'm', 'c')
-        AND NOT EXISTS (SELECT 1 FROM pg_class c WHERE c.oid = t.typrelid AND c.relkind <> 'c')`,
+        AND NOT EXISTS (SELECT 1 FROM pg_class c WHERE c.oid = t.typrelid)`,
     [schema],
   );
   if (rows.length) throw new Error(`lib/db/schema-dump.ts does not render ${rows.map((r) => r.what).join(', ')} yet: extend it`);

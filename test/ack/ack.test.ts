@@ -75,6 +75,23 @@ describe('ack of completed messages', () => {
     expect(second.body[0]).toMatchObject({ offset: 1, leaseReleased: true });
   });
 
+  it('acks items of several partitions and groups in one call, each cursor on its own, answering in request order', async () => {
+    for (const p of ['a', 'b']) await b.pushNumbered('mixed', p, 2);
+    const pops = await Promise.all([['a', 'g1'], ['b', 'g1'], ['a', 'g2']].map(([p, g]) => b.popQueue('mixed', { batch: 2, consumerGroup: g! }, p)));
+    const [a1, b1, a2] = pops.map((r) => r.body as PopBody);
+    const res = await b.ackBatch([
+      { ...item(b1!, 1, 'completed'), consumerGroup: 'g1' },
+      { ...item(a2!, 0, 'completed'), consumerGroup: 'g2' },
+      { ...item(a1!, 1, 'failed'), consumerGroup: 'g1' },
+      { ...item(a1!, 0, 'completed'), consumerGroup: 'g1' },
+    ]);
+    expect(res.body.map((r) => [r.index, r.transactionId, r.success, r.committed])).toEqual([
+      [0, 'b-1', true, true], [1, 'a-0', true, true], [2, 'a-1', true, false], [3, 'a-0', true, true],
+    ]);
+    const committedOf = async (p: string, g: string) => Number((await cursor(db(), 'mixed', p, g)).committed);
+    expect([await committedOf('a', 'g1'), await committedOf('b', 'g1'), await committedOf('a', 'g2')]).toEqual([0, 1, 0]);
+  });
+
   it('finds a transactionId whose sidecar hash was purged by decoding the leased segment', async () => {
     const body = await popFive('purged');
     await db().query(
@@ -116,7 +133,10 @@ describe('the clamp and the lowest signal', () => {
     expect(await committed('priority')).toBe(1);
     expect((await dlqRows('priority')).map((r) => [Number(r.msg_offset), r.error_message])).toEqual([[1, 'poison']]);
 
-    await b.ackBatch([item(body, 2, 'retry'), item(body, 2, 'failed')]);
+    // The DLQ move released the lease: the rest comes back in a new batch.
+    const again = (await b.pop('queue/priority?batch=5')).body;
+    expect(offsets(again)).toEqual([2, 3, 4]);
+    await b.ackBatch([item(again, 2, 'retry'), item(again, 2, 'failed')]);
     expect(await committed('priority')).toBe(1);
     expect((await cursor(db(), 'priority', 'p')).batch_retry_count).toBe(1);
   });
@@ -162,11 +182,11 @@ describe('the retry budget and the dead-letter move', () => {
     expect(await committed('dlq-atomic')).toBe(2);
     expect(await dlqRows('dlq-atomic')).toHaveLength(1);
     // The second call of a dead-letter ack recomputes under the cursor lock: a frame for an
-    // offset that is no longer the signal writes nothing.
+    // offset that is no longer the signal writes nothing. (The move released the lease: no leaseId.)
     const rows = await db().query<{ need: string | null; success: boolean }>(
-      `SELECT need, success FROM queen.ack('default', ARRAY[0], ARRAY[$1::bigint], ARRAY['__QUEUE_MODE__'], ARRAY[NULL::bytea], ARRAY[3::bigint], ARRAY['dlq'], ARRAY[$2::text], ARRAY['x'],
+      `SELECT need, success FROM queen.ack('default', ARRAY[0], ARRAY[$1::bigint], ARRAY['__QUEUE_MODE__'], ARRAY[NULL::bytea], ARRAY[3::bigint], ARRAY['dlq'], ARRAY[NULL::text], ARRAY['x'], NULL,
                  ARRAY[$1::bigint], ARRAY[2::bigint], ARRAY[gen_random_uuid()], ARRAY['p-2'], ARRAY[NULL::uuid], ARRAY[NULL::text], ARRAY['\\x31'::bytea], ARRAY[false], ARRAY[now()])`,
-      [body.partitionId, body.leaseId],
+      [body.partitionId],
     );
     expect(rows[0]!.need).toBe('frame');
     expect(await dlqRows('dlq-atomic')).toHaveLength(1);

@@ -21,7 +21,13 @@ describe('POST /api/v1/transaction', () => {
         `{"type":"push","items":[{"queue":"stage2","payload":{"n":1.50}}]}]}`,
     );
     expect(res.status).toBe(200);
-    expect(res.body).toMatchObject({ success: true, results: [[{ success: true, committed: true }], [{ status: 'queued', queueName: 'stage2' }]] });
+    expect(res.body).toMatchObject({
+      success: true,
+      results: [
+        { index: 0, type: 'ack', success: true, committed: true },
+        { index: 1, type: 'push', success: true, status: 'queued', queueName: 'stage2' },
+      ],
+    });
     expect(res.body.transactionId).toMatch(/^[0-9a-f-]{36}$/);
     expect(Number((await cursor(db(), 'stage1', 'p')).committed)).toBe(0);
     expect((await b.call('GET', '/api/v1/pop/queue/stage2')).text).toContain('"data":{"n":1.50}');
@@ -45,6 +51,8 @@ describe('POST /api/v1/transaction', () => {
   });
 
   it('answers 400 for a body that is not a transaction and writes nothing', async () => {
+    expect((await b.call('POST', '/api/v1/transaction', { operations: [{ type: 'push', items: [] }], requiredLeases: 'lease' })).status).toBe(400);
+    expect((await b.call('POST', '/api/v1/transaction', { operations: [{ type: 'push', items: [] }], requiredLeases: [7] })).status).toBe(400);
     expect((await b.call('POST', '/api/v1/transaction', { operations: [] })).status).toBe(400);
     expect((await b.call('POST', '/api/v1/transaction', { operations: [{ type: 'jump' }] })).status).toBe(400);
     const bad = await b.call('POST', '/api/v1/transaction', { operations: [{ type: 'push', items: [{ queue: 'never', payload: 1 }] }, { type: 'ack', status: 'completed' }] });

@@ -6,7 +6,7 @@ import * as v from 'valibot';
 import type { AckItem, AckStatus } from '../../broker/ack.js';
 import { DEFAULT_EXTEND_SECONDS, MAX_EXTEND_SECONDS } from '../../broker/limits.js';
 import { nameSchema, QUEUE_MODE_GROUP, transactionIdSchema } from '../../broker/names.js';
-import type { Operation } from '../../broker/transaction.js';
+import type { Operation, TransactionRequest } from '../../broker/transaction.js';
 import { badRequest } from '../../errors.js';
 import type { BrokerEnv } from '../context.js';
 import { isObject, readJson, readText, validate } from './body.js';
@@ -81,8 +81,17 @@ export async function readLeaseExtend(c: Context<BrokerEnv>): Promise<{ leaseId:
 // operations[i].items[j].payload is kept as source text, as push keeps it.
 const isPushItem = (p: JsonPath) => p.length === 4 && p[0] === 'operations' && p[2] === 'items' && typeof p[3] === 'number';
 
-export async function readTransaction(c: Context<BrokerEnv>): Promise<Operation[]> {
-  return parseOperations(parseJsonRaw(await readText(c), { member: 'payload', where: isPushItem }), c.get('config'));
+export async function readTransaction(c: Context<BrokerEnv>): Promise<TransactionRequest> {
+  const body = parseJsonRaw(await readText(c), { member: 'payload', where: isPushItem });
+  return { operations: parseOperations(body, c.get('config')), requiredLeases: parseRequiredLeases(body) };
+}
+
+// Queen's clients list the leases of the messages they ack here, deduplicated; absent is none.
+const requiredLeasesSchema = v.optional(v.nullable(v.array(v.string('requiredLeases must be an array of leaseId strings'), 'requiredLeases must be an array of leaseId strings')));
+
+function parseRequiredLeases(body: unknown): string[] {
+  const leases = validate(requiredLeasesSchema, (body as { requiredLeases?: unknown } | null)?.requiredLeases, 'invalid_request', 'requiredLeases');
+  return (leases ?? []).filter((l) => l !== '');
 }
 
 export function parseOperations(body: unknown, limits: { maxMessageBytes: number }): Operation[] {

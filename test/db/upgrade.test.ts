@@ -42,7 +42,8 @@ describe('a database migrated with the first landed migrations (a107141)', () =>
 
   it("is brought up to date by migrating: today's tables, columns, indexes, constraints, triggers and functions", async () => {
     expect(await migrateWithReport(old)).toEqual({
-      applied: [],
+      // The first landed set had five migrations: everything after them is simply applied.
+      applied: today.slice(5).map((m) => m.tag),
       repaired: ['0000_log_schema', '0002_push_functions', '0003_pop_ack_functions', '0004_admin_functions'],
     });
     expect(await dumpSchema(old)).toBe(await dumpSchema(fresh));

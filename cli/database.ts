@@ -3,7 +3,7 @@
 import { parseArgs } from 'node:util';
 import runScheduledRetention from '../functions/retention.js';
 import type { Env } from '../lib/config.js';
-import type { Database } from '../lib/db/client.js';
+import type { Database } from '../lib/db/types.js';
 import { appliedMigration, EXPECTED_MIGRATION } from '../lib/db/schema-version.js';
 import { connectDeployed, directUrl, schemaGuard } from '../lib/http/runtime/database.js';
 import { migrateDeployed } from '../lib/http/runtime/migrations.js';

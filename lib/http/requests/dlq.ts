@@ -3,20 +3,11 @@
 import type { Context } from 'hono';
 import * as v from 'valibot';
 import type { DlqAddress, DlqFilter } from '../../broker/dead-letter.js';
-import { DEFAULT_DLQ_PAGE, MAX_DLQ_PAGE } from '../../broker/limits.js';
+import { DEFAULT_DLQ_PAGE, MAX_DLQ_OFFSET, MAX_DLQ_PAGE } from '../../broker/limits.js';
 import { nameSchema, transactionIdSchema } from '../../broker/names.js';
 import { badRequest } from '../../errors.js';
 import type { BrokerEnv } from '../context.js';
-import { isObject, readJson, timestampSchema, validate } from './body.js';
-
-const integer = (what: string, min: number, max: number) =>
-  v.pipe(
-    v.string(),
-    v.regex(/^\d+$/, `${what} must be a whole number`),
-    v.transform(Number),
-    v.minValue(min, `${what} must be at least ${min}`),
-    v.maxValue(max, `${what} must be at most ${max}`),
-  );
+import { readJson, requireObject, timestampSchema, validate, wholeNumberTextSchema } from './body.js';
 
 const listQuery = v.object({
   queue: v.optional(nameSchema('queue')),
@@ -24,8 +15,8 @@ const listQuery = v.object({
   partition: v.optional(nameSchema('partition')),
   from: v.optional(timestampSchema('from')),
   to: v.optional(timestampSchema('to')),
-  limit: v.optional(integer('limit', 1, MAX_DLQ_PAGE), String(DEFAULT_DLQ_PAGE)),
-  offset: v.optional(integer('offset', 0, Number.MAX_SAFE_INTEGER), '0'),
+  limit: v.optional(wholeNumberTextSchema('limit', 1, MAX_DLQ_PAGE), String(DEFAULT_DLQ_PAGE)),
+  offset: v.optional(wholeNumberTextSchema('offset', 0, MAX_DLQ_OFFSET), '0'),
 });
 
 export const readDlqQuery = (c: Context<BrokerEnv>): DlqFilter => parseDlqQuery(c.req.query());
@@ -44,8 +35,8 @@ export const readDlqAddress = (c: Context<BrokerEnv>): DlqAddress => parseDlqAdd
 
 /** POST /messages/:partitionId/:transactionId/retry: the group in the body, else in the query string. */
 export async function readRetryAddress(c: Context<BrokerEnv>): Promise<DlqAddress> {
-  const body = await readJson(c, true);
-  const group = isObject(body) && 'consumerGroup' in body ? body.consumerGroup : c.req.query('consumerGroup');
+  const body = requireObject(await readJson(c, true), 'Send {"consumerGroup"?: "<name>"} or an empty body.');
+  const group = Object.hasOwn(body, 'consumerGroup') ? body.consumerGroup : c.req.query('consumerGroup');
   return parseDlqAddress(c.req.param(), group);
 }
 

@@ -123,3 +123,13 @@ export async function drained(db: Queryable, queues: string[], group = '__QUEUE_
   );
   return Number(row!.behind) === 0;
 }
+
+/** Per queen.* table: row count and md5 of its rows' text. Equal before and after = nothing written. */
+export async function tableFingerprint(db: Queryable): Promise<Record<string, string>> {
+  const tables = await db.query<{ name: string }>("SELECT tablename AS name FROM pg_tables WHERE schemaname = 'queen' ORDER BY 1");
+  const columns = tables.map(
+    ({ name }) => `(SELECT count(*) || ':' || coalesce(md5(string_agg(t::text, '|' ORDER BY t::text)), '') FROM queen.${name} t) AS "${name}"`,
+  );
+  const [row] = await db.query<Record<string, string>>(`SELECT ${columns.join(', ')}`);
+  return row!;
+}

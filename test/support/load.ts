@@ -20,7 +20,7 @@ export class Tally {
   readonly dropped: { at: number; route: string; error: string }[] = [];
 
   record(route: string, answer: Answer): void {
-    const key = `${route} ${answer.status === 0 ? 'no answer' : answer.status}`;
+    const key = `${route} ${answer.status === 0 ? 'no-answer' : answer.status}`;
     this.statuses.set(key, (this.statuses.get(key) ?? 0) + 1);
     if (answer.status === 0) {
       this.dropped.push({ at: Date.now(), route, error: answer.error ?? '' });

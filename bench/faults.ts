@@ -130,6 +130,17 @@ try {
   const pgLog = await cluster.log();
   const brokerLog = readFileSync(serverLog, 'utf8');
   const deadlocks = (text: string) => text.split('\n').filter((l) => /40P01|deadlock detected/.test(l));
+  // PostgreSQL says which statements deadlocked in the DETAIL, CONTEXT and STATEMENT lines after.
+  const deadlockReports = (text: string) => {
+    const entries = text.split(/\n(?=\d{4}-\d{2}-\d{2} )/);
+    const out: string[] = [];
+    entries.forEach((entry, i) => {
+      if (!/deadlock detected/.test(entry)) return;
+      out.push(entry);
+      for (let j = i + 1; j < entries.length && /^\S+ \S+ \S+ \[\d+\] (DETAIL|HINT|CONTEXT|STATEMENT)/.test(entries[j]!); j++) out.push(entries[j]!);
+    });
+    return out;
+  };
   const fiveHundreds = (t: Tally) => t.count((_, s) => /^5/.test(s) && s !== '503');
   const unavailable = (t: Tally) => t.count((_, s) => s === '503');
   const [srvDeadlocks, pgDeadlocks] = [deadlocks(brokerLog), deadlocks(pgLog)];
@@ -157,7 +168,8 @@ try {
     `fuzz problems:                     ${fuzzProblems.length}`,
     ...fuzzProblems.slice(0, 20).map((p) => `  ${p}`),
     `deadlocks (40P01): server log ${srvDeadlocks.length}, PostgreSQL log ${pgDeadlocks.length}`,
-    ...[...srvDeadlocks, ...pgDeadlocks].slice(0, 10).map((l) => `  ${l.slice(0, 300)}`),
+    ...srvDeadlocks.slice(0, 5).map((l) => `  ${l.slice(0, 300)}`),
+    ...deadlockReports(pgLog).slice(0, 12).map((l) => `  ${l.slice(0, 1500)}`),
     `duration: ${elapsed()}`,
   ];
   console.log(lines.join('\n'));

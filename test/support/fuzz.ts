@@ -151,7 +151,7 @@ function mutated(value: unknown): fc.Arbitrary<{ value: unknown; how: string }> 
   });
 }
 
-const RAW_BODIES = ['', ' ', 'null', '[]', '"x"', '1', '{', '{"a":1,}', '{"a":1}{', '\u0000', '[' .repeat(600) + ']'.repeat(600), '{"__proto__":{"x":1}}'];
+const RAW_BODIES = ['', ' ', 'null', '[]', '"x"', '1', '{', '{"a":1,}', '{"a":1}{', '\u0000', '['.repeat(600) + ']'.repeat(600), '{"__proto__":{"x":1}}'];
 
 /**
  * Requests for one route: valid examples, their mutations (body, query, path), other routes'

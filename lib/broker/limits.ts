@@ -1,6 +1,10 @@
 // SPEC §1 and §3: the ranges a request must stay within, and what an absent value means.
 export const INT4_MAX = 2_147_483_647;
 
+// Offsets and partition ids are BIGINT; as JSON numbers they are exact only up to 2^53 - 1.
+export const MAX_OFFSET = Number.MAX_SAFE_INTEGER;
+export const MAX_PARTITION_ID = Number.MAX_SAFE_INTEGER;
+
 export const MAX_POP_BATCH = 10_000;
 export const MAX_POP_PARTITIONS = 1_000;
 export const DEFAULT_POP_TIMEOUT_MS = 30_000;
@@ -28,3 +32,5 @@ export const DEFAULT_LAGGING_SECONDS = 3600;
 export const DEFAULT_MESSAGE_PAGE = 200;
 export const MAX_MESSAGE_PAGE = 1000;
 export const MAX_MESSAGE_DEPTH = 10_000;
+
+export const MAX_DLQ_OFFSET = Number.MAX_SAFE_INTEGER;

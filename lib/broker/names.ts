@@ -26,6 +26,7 @@ export const transactionIdSchema = v.pipe(
   v.string('transactionId must be a string'),
   v.minLength(1, 'transactionId must not be empty'),
   v.maxLength(MAX_NAME_LENGTH, `transactionId must be at most ${MAX_NAME_LENGTH} characters`),
+  v.check((s) => !s.includes('\u0000'), 'transactionId must not contain U+0000: PostgreSQL text cannot hold it'),
 );
 
 export const traceIdSchema = v.pipe(v.string('traceId must be a UUID string'), v.regex(UUID, 'traceId must be a UUID (8-4-4-4-12 hex digits)'));
@@ -34,5 +35,6 @@ export const traceIdSchema = v.pipe(v.string('traceId must be a UUID string'), v
 // 100); whatever fails them goes through the schemas above, which say precisely what is wrong.
 export const isName = (s: unknown): s is string =>
   typeof s === 'string' && s.length >= 1 && s.length <= MAX_NAME_LENGTH && !NOT_NAME.test(s);
-export const isTransactionId = (s: unknown): s is string => typeof s === 'string' && s.length >= 1 && s.length <= MAX_NAME_LENGTH;
+export const isTransactionId = (s: unknown): s is string =>
+  typeof s === 'string' && s.length >= 1 && s.length <= MAX_NAME_LENGTH && !s.includes('\u0000');
 export const isTraceId = (s: unknown): s is string => typeof s === 'string' && UUID.test(s);

@@ -45,6 +45,9 @@ export function wrapPool(driver: 'pg' | 'neon', pool: PoolLike): Database {
         await client.query('COMMIT');
         return out;
       } catch (err) {
+        // Once the connection is lost the driver answers every later statement with a generic
+        // "not queryable"; the loss itself (57P01, a reset) is what the caller must see.
+        if (broken) throw broken;
         await client.query('ROLLBACK').catch((e: Error) => (broken = e));
         throw err;
       } finally {

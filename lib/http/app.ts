@@ -33,10 +33,11 @@ export function buildApp(functions: QueenFunction[], options: AppOptions): Hono<
       return c.json({ status: 'healthy', database: 'connected', version: VERSION });
     } catch (err) {
       log('health check failed', err);
-      // Say why: an unmigrated schema or a missing DATABASE_URL is not a network outage.
-      const reason = err instanceof QueenError ? { error: err.message, code: err.code } : {};
+      // Say why, as every error does: an unmigrated schema or a missing DATABASE_URL is not a
+      // network outage, and a database that is away comes with its Retry-After.
+      const { body, headers } = errorResponse(err, 'GET /health', () => {});
       const database = err instanceof QueenError && err.code.startsWith('schema_') ? 'connected' : 'disconnected';
-      return c.json({ status: 'unhealthy', database, version: VERSION, ...reason }, 503);
+      return c.json({ status: 'unhealthy', database, version: VERSION, ...body }, 503, headers);
     }
   });
 

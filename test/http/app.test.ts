@@ -4,6 +4,7 @@ import { testClient } from '../support/client.js';
 import { readConfig } from '../../lib/config.js';
 import { QueenError } from '../../lib/errors.js';
 import { buildApp } from '../../lib/http/app.js';
+import { RETRY_AFTER_SECONDS } from '../../lib/http/errors.js';
 
 const db = useDatabase();
 
@@ -52,14 +53,15 @@ describe('/health when the database is not usable', () => {
     expect(await res.json()).toMatchObject({ status: 'unhealthy', database: 'connected', code: 'schema_outdated' });
   });
 
-  it('reports a failed connection as disconnected without leaking the driver error', async () => {
+  it('reports a failed connection as disconnected, database_unavailable with Retry-After, without leaking the driver error', async () => {
     const app = appWith(() => {
       throw Object.assign(new Error('connect ECONNREFUSED 10.0.0.1:5432'), { code: 'ECONNREFUSED' });
     });
     const res = await app.request('/health');
     const body = await res.json();
     expect(res.status).toBe(503);
-    expect(body).toMatchObject({ status: 'unhealthy', database: 'disconnected' });
+    expect(body).toMatchObject({ status: 'unhealthy', database: 'disconnected', code: 'database_unavailable' });
+    expect(res.headers.get('retry-after')).toBe(String(RETRY_AFTER_SECONDS));
     expect(JSON.stringify(body)).not.toContain('10.0.0.1');
   });
 });

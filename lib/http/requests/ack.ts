@@ -4,12 +4,12 @@
 import type { Context } from 'hono';
 import * as v from 'valibot';
 import type { AckItem, AckStatus } from '../../broker/ack.js';
-import { DEFAULT_EXTEND_SECONDS, MAX_EXTEND_SECONDS } from '../../broker/limits.js';
+import { DEFAULT_EXTEND_SECONDS, MAX_EXTEND_SECONDS, MAX_OFFSET, MAX_PARTITION_ID } from '../../broker/limits.js';
 import { nameSchema, QUEUE_MODE_GROUP, transactionIdSchema } from '../../broker/names.js';
 import type { Operation, TransactionRequest } from '../../broker/transaction.js';
 import { badRequest } from '../../errors.js';
 import type { BrokerEnv } from '../context.js';
-import { isObject, readJson, readText, validate } from './body.js';
+import { isObject, ownEntry, readJson, readText, requireObject, textSchema, validate, wholeNumberSchema } from './body.js';
 import { parsePushItems } from './push.js';
 import { parseJsonRaw, type JsonPath } from './raw-json.js';
 
@@ -25,14 +25,14 @@ const STATUSES: Record<string, AckStatus> = {
 const itemSchema = v.looseObject({
   transactionId: transactionIdSchema,
   partitionId: v.union(
-    [v.pipe(v.string(), v.minLength(1, 'partitionId must not be empty')), v.pipe(v.number(), v.integer())],
+    [v.pipe(v.string(), v.minLength(1, 'partitionId must not be empty')), wholeNumberSchema('partitionId', 0, MAX_PARTITION_ID)],
     'partitionId is required: the partitionId the pop returned',
   ),
-  leaseId: v.optional(v.nullable(v.string('leaseId must be a string'))),
+  leaseId: v.optional(v.nullable(textSchema('leaseId'))),
   status: v.optional(v.string('status must be a string')),
   consumerGroup: v.optional(v.nullable(nameSchema('consumerGroup'))),
-  error: v.optional(v.nullable(v.string('error must be a string or null'))),
-  offset: v.optional(v.nullable(v.pipe(v.number('offset must be a number'), v.integer('offset must be an integer'), v.minValue(0, 'offset must be >= 0')))),
+  error: v.optional(v.nullable(textSchema('error'))),
+  offset: v.optional(v.nullable(wholeNumberSchema('offset', 0, MAX_OFFSET))),
 });
 
 export const readAck = async (c: Context<BrokerEnv>): Promise<AckItem[]> => [parseAckItem(await readJson(c), 'body')];
@@ -45,7 +45,7 @@ export function parseAckItem(raw: unknown, path: string, group?: string | null):
     throw badRequest('invalid_request', `${path} must be an ack object {transactionId, partitionId, status, leaseId?}`);
   }
   const item = validate(itemSchema, raw, 'invalid_request', path);
-  const status = STATUSES[item.status ?? 'completed'];
+  const status = ownEntry(STATUSES, item.status ?? 'completed');
   if (!status) {
     throw badRequest('invalid_status', `${path}.status must be completed, success, failed, retry or dlq; got "${item.status}".`);
   }
@@ -68,14 +68,14 @@ export function parseAckBatch(raw: unknown, path = 'body'): AckItem[] {
   return raw.acknowledgments.map((item, i) => parseAckItem(item, `acknowledgments[${i}]`, group));
 }
 
+const extendSchema = v.object({ seconds: v.optional(v.nullable(wholeNumberSchema('seconds', 1, MAX_EXTEND_SECONDS))) });
+
 /** POST /lease/:leaseId/extend: the lease id and {seconds?}; an empty body extends by the default. */
 export async function readLeaseExtend(c: Context<BrokerEnv>): Promise<{ leaseId: string; seconds: number }> {
-  const seconds = ((await readJson(c, true)) as { seconds?: unknown } | null)?.seconds;
-  if (seconds === undefined || seconds === null) return { leaseId: c.req.param('leaseId')!, seconds: DEFAULT_EXTEND_SECONDS };
-  if (typeof seconds !== 'number' || !Number.isInteger(seconds) || seconds < 1 || seconds > MAX_EXTEND_SECONDS) {
-    throw badRequest('invalid_request', `seconds must be an integer from 1 to ${MAX_EXTEND_SECONDS}.`);
-  }
-  return { leaseId: c.req.param('leaseId')!, seconds };
+  const leaseId = validate(textSchema('leaseId'), c.req.param('leaseId'));
+  const body = requireObject(await readJson(c, true), 'Send {"seconds": N} or an empty body.');
+  const { seconds } = validate(extendSchema, body);
+  return { leaseId, seconds: seconds ?? DEFAULT_EXTEND_SECONDS };
 }
 
 // operations[i].items[j].payload is kept as source text, as push keeps it.
@@ -95,16 +95,17 @@ function parseRequiredLeases(body: unknown): string[] {
 }
 
 export function parseOperations(body: unknown, limits: { maxMessageBytes: number }): Operation[] {
-  const ops = (body as { operations?: unknown } | null)?.operations;
+  const ops = isObject(body) ? body.operations : undefined;
   if (!Array.isArray(ops) || ops.length === 0) {
     throw badRequest('invalid_request', 'A transaction needs "operations": [{"type":"ack",...} | {"type":"push","items":[...]}].');
   }
-  return ops.map((op: unknown, i): Operation => {
-    const type = (op as { type?: unknown } | null)?.type;
+  return ops.map((raw: unknown, i): Operation => {
     const path = `operations[${i}]`;
-    if (type === 'push') return { type, items: parsePushItems((op as { items?: unknown }).items, limits, `${path}.items`) };
+    const op = requireObject(raw, `${path} must be an object {"type":"ack",...} or {"type":"push","items":[...]}.`);
+    const type = op.type;
+    if (type === 'push') return { type, items: parsePushItems(op.items, limits, `${path}.items`) };
     if (type === 'ack') {
-      const batch = Array.isArray((op as { acknowledgments?: unknown }).acknowledgments);
+      const batch = Array.isArray(op.acknowledgments);
       return { type, items: batch ? parseAckBatch(op, path) : [parseAckItem(op, path)] };
     }
     throw badRequest('invalid_request', `${path}.type must be "ack" or "push".`);

@@ -29,7 +29,43 @@ export async function readJson(c: Context<BrokerEnv>, allowEmpty = false): Promi
   return parseJson(await readText(c), allowEmpty);
 }
 
+/** A JSON object: not an array, not null. JSON.parse gives it own keys only ("__proto__" too). */
 export const isObject = (x: unknown): x is Record<string, unknown> => typeof x === 'object' && x !== null && !Array.isArray(x);
+
+/** `x` as a JSON object, or a 400 with `message` (an array is not an object here). */
+export function requireObject(x: unknown, message: string, code = 'invalid_request'): Record<string, unknown> {
+  if (!isObject(x)) throw badRequest(code, message);
+  return x;
+}
+
+/** A nested JSON object in a schema; valibot's own object() and record() accept arrays. */
+export const objectSchema = (message: string) => v.custom<Record<string, unknown>>(isObject, message);
+
+/** `table[key]` only when it is the table's own entry: a client's "constructor" names nothing. */
+export const ownEntry = <T>(table: Readonly<Record<string, T>>, key: string): T | undefined =>
+  Object.hasOwn(table, key) ? table[key] : undefined;
+
+/**
+ * A JSON number that is a whole number in [min, max], the field's range from lib/broker/limits.ts;
+ * the range lies within the safe integers, so what passes is exact in JavaScript and in SQL.
+ */
+export function wholeNumberSchema(what: string, min: number, max: number) {
+  if (!Number.isSafeInteger(min) || !Number.isSafeInteger(max)) throw new Error(`${what}: a range must lie within the safe integers`);
+  return v.pipe(
+    v.number(`${what} must be a number`),
+    v.integer(`${what} must be a whole number`),
+    v.minValue(min, `${what} must be at least ${min}`),
+    v.maxValue(max, `${what} must be at most ${max}`),
+  );
+}
+
+/** A string PostgreSQL text can hold (no U+0000), e.g. an ack's error message or a leaseId. */
+export const textSchema = (what: string) =>
+  v.pipe(v.string(`${what} must be a string`), v.check((s) => !s.includes('\u0000'), `${what} must not contain U+0000`));
+
+/** A whole number in [min, max] sent as text (a query string, a path): digits, an optional minus. */
+export const wholeNumberTextSchema = (what: string, min: number, max: number) =>
+  v.pipe(v.string(), v.regex(/^-?\d{1,20}$/, `${what} must be a whole number from ${min} to ${max}`), v.transform(Number), wholeNumberSchema(what, min, max));
 
 /**
  * Validates with valibot; the first issue becomes a 400 naming the field's path, prefixed by
@@ -55,16 +91,6 @@ export const timestampSchema = (what: string) =>
 
 /** The query string without its empty parameters, which count as absent. */
 export const presentQuery = (query: Record<string, string>) => Object.fromEntries(Object.entries(query).filter(([, value]) => value !== ''));
-
-/** A whole number in a query string, within [min, max]. */
-export const wholeNumber = (what: string, min: number, max: number) =>
-  v.pipe(
-    v.string(),
-    v.regex(/^\d+$/, `${what} must be a whole number`),
-    v.transform(Number),
-    v.minValue(min, `${what} must be at least ${min}`),
-    v.maxValue(max, `${what} must be at most ${max}`),
-  );
 
 /** A boolean in a query string: true/1 or false/0. */
 export const flag = (what: string) =>

@@ -3,12 +3,12 @@
 import type { Context } from 'hono';
 import * as v from 'valibot';
 import { OPTION_NAMES, OPTION_SCHEMAS, type ConfigureRequest, type OptionName, type QueueOptions } from '../../broker/configure.js';
-import { DEFAULT_LAGGING_SECONDS } from '../../broker/limits.js';
+import { DEFAULT_LAGGING_SECONDS, MAX_OFFSET } from '../../broker/limits.js';
 import { DEFAULT_PARTITION, nameSchema } from '../../broker/names.js';
 import type { SeekTarget } from '../../broker/seek.js';
 import { badRequest } from '../../errors.js';
 import type { BrokerEnv } from '../context.js';
-import { flag, isObject, presentQuery, readJson, timestampSchema, validate, wholeNumber } from './body.js';
+import { flag, isObject, objectSchema, presentQuery, readJson, timestampSchema, validate, wholeNumberSchema, wholeNumberTextSchema } from './body.js';
 
 /** A name in the route, e.g. `:queue`; `what` names it in the error. */
 export const nameParam = (c: Context<BrokerEnv>, key: string, what: string): string =>
@@ -24,9 +24,8 @@ const bodySchema = v.object({
   queue: nameSchema('queue'),
   namespace: v.optional(v.nullable(nameSchema('namespace'))),
   task: v.optional(v.nullable(nameSchema('task'))),
-  options: v.optional(
-    v.nullable(v.record(v.string(), v.unknown(), 'options must be an object of option names to values')),
-  ),
+  // Not v.record(): it accepts an array and silently drops keys such as "constructor".
+  options: v.optional(v.nullable(objectSchema('options must be an object of option names to values, like {"leaseTime":300}'))),
 });
 
 export const readConfigureRequest = async (c: Context<BrokerEnv>): Promise<ConfigureRequest> => parseConfigureRequest(await readJson(c));
@@ -38,7 +37,7 @@ export function parseConfigureRequest(body: unknown): ConfigureRequest {
   }
   const parsed = validate(bodySchema, body);
   const raw = parsed.options ?? {};
-  const unknown = Object.keys(raw).filter((k) => !(k in OPTION_SCHEMAS));
+  const unknown = Object.keys(raw).filter((k) => !Object.hasOwn(OPTION_SCHEMAS, k));
   if (unknown.length > 0) {
     throw badRequest(
       'unknown_option',
@@ -55,9 +54,7 @@ export function parseConfigureRequest(body: unknown): ConfigureRequest {
 const seekSchema = v.object({
   toEnd: v.optional(v.boolean('toEnd must be true or false')),
   timestamp: v.optional(timestampSchema('timestamp')),
-  offset: v.optional(
-    v.pipe(v.number('offset must be a number'), v.safeInteger('offset must be a whole number'), v.minValue(0, 'offset must be at least 0')),
-  ),
+  offset: v.optional(wholeNumberSchema('offset', 0, MAX_OFFSET)),
   partition: v.optional(nameSchema('partition')),
 });
 
@@ -107,7 +104,7 @@ export const readDeleteMetadata = (c: Context<BrokerEnv>): boolean =>
   validate(deleteQuery, presentQuery(c.req.query()), 'invalid_query').deleteMetadata;
 
 const laggingQuery = v.object({
-  minLagSeconds: v.optional(wholeNumber('minLagSeconds', 0, Number.MAX_SAFE_INTEGER), String(DEFAULT_LAGGING_SECONDS)),
+  minLagSeconds: v.optional(wholeNumberTextSchema('minLagSeconds', 0, Number.MAX_SAFE_INTEGER), String(DEFAULT_LAGGING_SECONDS)),
 });
 
 /** GET /consumer-groups/lagging?minLagSeconds=N (default one hour, as Queen's). */

@@ -12,6 +12,7 @@ import {
   DEFAULT_TRACE_NAMES_PAGE,
   DEFAULT_TRACE_PAGE,
   INT4_MAX,
+  MAX_DLQ_OFFSET,
   MAX_DLQ_PAGE,
   MAX_EVENT_TYPE_LENGTH,
   MAX_MESSAGE_DEPTH,
@@ -24,7 +25,7 @@ import { MAX_NAME_LENGTH, nameSchema, QUEUE_MODE_GROUP, transactionIdSchema } fr
 import type { Page, TraceRequest } from '../../broker/traces.js';
 import { badRequest, tooLarge } from '../../errors.js';
 import type { BrokerEnv } from '../context.js';
-import { isObject, presentQuery, readJson, timestampSchema, validate, wholeNumber } from './body.js';
+import { isObject, presentQuery, readJson, requireObject, timestampSchema, validate, wholeNumberTextSchema } from './body.js';
 
 const listQuery = v.object({
   queue: v.optional(nameSchema('queue')),
@@ -32,8 +33,8 @@ const listQuery = v.object({
   partition: v.optional(nameSchema('partition')),
   from: v.optional(timestampSchema('from')),
   to: v.optional(timestampSchema('to')),
-  limit: v.optional(wholeNumber('limit', 1, MAX_DLQ_PAGE), String(DEFAULT_DLQ_PAGE)),
-  offset: v.optional(wholeNumber('offset', 0, Number.MAX_SAFE_INTEGER), '0'),
+  limit: v.optional(wholeNumberTextSchema('limit', 1, MAX_DLQ_PAGE), String(DEFAULT_DLQ_PAGE)),
+  offset: v.optional(wholeNumberTextSchema('offset', 0, MAX_DLQ_OFFSET), '0'),
 });
 
 export const readDlqQuery = (c: Context<BrokerEnv>): DlqFilter => parseDlqQuery(c.req.query());
@@ -52,8 +53,8 @@ const messageQuery = v.object({
   status: v.optional(v.picklist(MESSAGE_STATUSES, `status must be one of ${MESSAGE_STATUSES.join(', ')}`)),
   from: v.optional(timestampSchema('from')),
   to: v.optional(timestampSchema('to')),
-  limit: v.optional(wholeNumber('limit', 1, MAX_MESSAGE_PAGE), String(DEFAULT_MESSAGE_PAGE)),
-  offset: v.optional(wholeNumber('offset', 0, MAX_MESSAGE_DEPTH), '0'),
+  limit: v.optional(wholeNumberTextSchema('limit', 1, MAX_MESSAGE_PAGE), String(DEFAULT_MESSAGE_PAGE)),
+  offset: v.optional(wholeNumberTextSchema('offset', 0, MAX_MESSAGE_DEPTH), '0'),
 });
 
 /** GET /messages: Queen's filters; the namespace is `ns` there, and `namespace` is accepted too. */
@@ -75,8 +76,8 @@ export const readDlqAddress = (c: Context<BrokerEnv>): DlqAddress => parseDlqAdd
 
 /** POST /messages/:partitionId/:transactionId/retry: the group in the body, else in the query string. */
 export async function readRetryAddress(c: Context<BrokerEnv>): Promise<DlqAddress> {
-  const body = await readJson(c, true);
-  const group = isObject(body) && 'consumerGroup' in body ? body.consumerGroup : c.req.query('consumerGroup');
+  const body = requireObject(await readJson(c, true), 'Send {"consumerGroup"?: "<name>"} or an empty body.');
+  const group = Object.hasOwn(body, 'consumerGroup') ? body.consumerGroup : c.req.query('consumerGroup');
   return parseDlqAddress(c.req.param(), group);
 }
 
@@ -157,8 +158,8 @@ export function parseTrace(body: unknown): TraceRequest {
 
 const pageQuery = (defaultLimit: number) =>
   v.object({
-    limit: v.optional(wholeNumber('limit', 1, MAX_TRACE_PAGE), String(defaultLimit)),
-    offset: v.optional(wholeNumber('offset', 0, INT4_MAX), '0'),
+    limit: v.optional(wholeNumberTextSchema('limit', 1, MAX_TRACE_PAGE), String(defaultLimit)),
+    offset: v.optional(wholeNumberTextSchema('offset', 0, INT4_MAX), '0'),
   });
 
 /** GET /traces/by-name/:name?limit&offset. */

@@ -6,7 +6,7 @@ import { nameSchema, QUEUE_MODE_GROUP } from '../../broker/names.js';
 import type { PopRequest, SubscriptionMode } from '../../broker/pop.js';
 import { badRequest } from '../../errors.js';
 import type { BrokerEnv } from '../context.js';
-import { validate } from './body.js';
+import { ownEntry, validate, wholeNumberTextSchema } from './body.js';
 
 const MODES: Record<string, 'all' | 'new'> = {
   all: 'all',
@@ -61,7 +61,7 @@ function parseSubscription(query: Query): { mode: SubscriptionMode; from: Date |
   }
   const raw = query.subscriptionMode;
   if (raw === undefined || raw === '') return { mode: 'all', from: null };
-  const mode = MODES[raw];
+  const mode = ownEntry(MODES, raw);
   if (!mode) {
     throw badRequest(
       'invalid_subscription_mode',
@@ -79,12 +79,7 @@ function optionalName(query: Query, key: string): string | null {
 
 function integer(query: Query, key: string, fallback: number, min: number, max: number): number {
   const raw = query[key];
-  if (raw === undefined || raw === '') return fallback;
-  const n = /^-?\d+$/.test(raw) ? Number(raw) : NaN;
-  if (!Number.isSafeInteger(n) || n < min || n > max) {
-    throw badRequest('invalid_request', `${key} must be an integer from ${min} to ${max}, got "${raw}".`);
-  }
-  return n;
+  return raw === undefined || raw === '' ? fallback : validate(wholeNumberTextSchema(key, min, max), raw);
 }
 
 const booleanSchema = v.picklist(['true', 'false', '1', '0'], 'must be true or false');

@@ -105,6 +105,7 @@ $$;
 CREATE OR REPLACE FUNCTION queen.rollup_minute_stats(p_keep INTERVAL DEFAULT '7 days')
 RETURNS TABLE (skipped BOOLEAN, from_minute TIMESTAMPTZ, to_minute TIMESTAMPTZ, samples INT, removed INT)
 LANGUAGE plpgsql VOLATILE
+SET jit = off
 AS $$
 DECLARE
   st queen.minute_stats_state;

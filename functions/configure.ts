@@ -6,10 +6,13 @@ import { deleteQueue, describeQueue, groupQueues, listQueues } from '../lib/brok
 import { seekConsumerGroup } from '../lib/broker/seek.js';
 import { defineFunction, requireRole, type BrokerEnv } from '../lib/http/context.js';
 import { nameParam, nameQuery, readConfigureRequest, readSeekRequest } from '../lib/http/requests/configure.js';
+import { dashboardRoutes } from './dashboard.js';
 
 const tenant = (c: Context<BrokerEnv>) => c.get('principal').tenant;
 
 export default defineFunction('configure', (app) => {
+  dashboardRoutes(app);
+
   app.post('/api/v1/configure', requireRole('admin'), async (c) => {
     const req = await readConfigureRequest(c);
     return c.json(await configureQueue(c.get('db'), tenant(c), req));

@@ -80,3 +80,31 @@ export async function segmentsPerMinute(db: Database, queue: string) {
 export async function awayFromMinuteEnd(db: Database) {
   await db.query('SELECT pg_sleep(CASE WHEN extract(second FROM now()) >= 45 THEN 61 - extract(second FROM now()) ELSE 0 END)');
 }
+
+/**
+ * Lets `minutes` minutes pass for the log and the rollup: every stored time moves back that much
+ * (live leases excepted, so they stay live). The cron's next run then sees closed minutes.
+ */
+export async function letMinutesPass(db: Database, minutes: number) {
+  const back = `- make_interval(mins => ${Number(minutes)})`;
+  await db.query(
+    `WITH moved AS (DELETE FROM queen.queue_minute_stats RETURNING *)
+     INSERT INTO queen.queue_minute_stats
+     SELECT queue_id, bucket ${back}, pushed_messages, pushed_segments, pushed_bytes, partitions_created, dlq_added,
+            retention_messages, completed_retention_messages, eviction_messages, retention_events, sampled_at ${back},
+            partitions, held, lag_messages, in_flight, lagging_pairs, oldest_unconsumed_at ${back}, mean_unconsumed_at ${back},
+            consumed_total, consumed
+       FROM moved`,
+  );
+  await db.query(`UPDATE queen.minute_stats_state SET started_at = started_at ${back}, rolled_to = rolled_to ${back}, sampled_at = sampled_at ${back}`);
+  for (const [table, columns] of [
+    ['log_segments', ['created_at']],
+    ['log_txns', ['created_at']],
+    ['log_partitions', ['created_at', 'last_write_at']],
+    ['log_dlq', ['created_at', 'failed_at']],
+    ['consumer_subscriptions', ['subscribed_at', 'start_at', 'scanned_at']],
+    ['queues', ['created_at', 'updated_at']],
+  ] as const) {
+    await db.query(`UPDATE queen.${table} SET ${columns.map((c) => `${c} = ${c} ${back}`).join(', ')}`);
+  }
+}

@@ -134,6 +134,9 @@ describe('sst.config.ts run()', () => {
       ['/api/v1/lease/x/extend', 'Ack'], ['/api/v1/transaction', 'Ack'], ['/api/v1/configure', 'Configure'],
       ['/api/v1/resources/queues/q', 'Configure'], ['/api/v1/consumer-groups/g/queues/q/seek', 'Configure'],
       ['/api/v1/dlq', 'Dlq'], ['/api/v1/messages/1/tx/retry', 'Dlq'],
+      ['/api/v1/status/queues/q', 'Configure'], ['/api/v1/analytics/queue-ops', 'Configure'], ['/api/v1/system/maintenance/pop', 'Configure'],
+      ['/api/v1/migration/status', 'Configure'], ['/api/me', 'Configure'], ['/metrics', 'Configure'], ['/metrics/prometheus', 'Configure'],
+      ['/streams/v1/queries', 'Configure'],
     ] as const) {
       expect(target(path), path).toBe(outputs.url(family));
     }

@@ -2,43 +2,44 @@
 -- and retention that says which rule deleted what and evicts past maxWaitTimeSeconds.
 -- Every (partition, consumer group) position on the given queues: the cursor rows, plus each
 -- subscribed group on the partitions it has no cursor on yet, placed where its first pop would
--- start (SPEC §3.2). Lag is last_offset - max(committed, log_start - 1): gaps are not lag (SPEC §4).
+-- start (SPEC §3.2). Lag is last_offset - max(committed, log_start - 1): gaps are not lag (SPEC
+-- §4). `since` is when the oldest message it has not consumed was pushed (the segment holding its
+-- next wanted offset: one backward step on the primary key, inline, as a function call costs
+-- several times the probe), NULL when it has nothing to consume.
 CREATE OR REPLACE FUNCTION queen.group_positions(p_queues BIGINT[])
 RETURNS TABLE (queue_id BIGINT, partition_id BIGINT, consumer_group TEXT, last_offset BIGINT, log_start BIGINT,
                committed BIGINT, lag BIGINT, in_flight BIGINT, worker_id TEXT, lease_acquired_at TIMESTAMPTZ,
-               total_consumed BIGINT)
+               total_consumed BIGINT, since TIMESTAMPTZ)
 LANGUAGE sql STABLE
 AS $$
-  SELECT p.queue_id, p.id, c.consumer_group, p.last_offset, p.log_start, c.committed,
-         p.last_offset - GREATEST(c.committed, p.log_start - 1),
-         CASE WHEN c.batch_end IS NOT NULL AND c.lease_expires_at > now()
-              THEN GREATEST(c.batch_end - GREATEST(c.committed, p.log_start - 1), 0) ELSE 0 END,
-         CASE WHEN c.batch_end IS NOT NULL AND c.lease_expires_at > now() THEN c.worker_id END,
-         c.lease_acquired_at, c.total_consumed
-    FROM queen.log_partitions p
-    JOIN queen.log_consumers c ON c.partition_id = p.id
-   WHERE p.queue_id = ANY (p_queues)
-  UNION ALL
-  SELECT p.queue_id, p.id, s.consumer_group, p.last_offset, p.log_start, x.committed,
-         p.last_offset - GREATEST(x.committed, p.log_start - 1), 0, NULL, NULL, 0
-    FROM queen.consumer_subscriptions s
-    JOIN queen.log_partitions p ON p.queue_id = s.queue_id
-    CROSS JOIN LATERAL (
-      SELECT CASE WHEN s.start_at IS NULL THEN -1
-                  WHEN p.last_write_at < s.start_at - interval '2 minutes' THEN p.last_offset
-                  ELSE queen.offset_at_time(p.id, s.start_at) - 1 END AS committed) x
-   WHERE s.queue_id = ANY (p_queues)
-     AND NOT EXISTS (SELECT 1 FROM queen.log_consumers c
-                      WHERE c.partition_id = p.id AND c.consumer_group = s.consumer_group)
-$$;
---> statement-breakpoint
--- Creation time of the oldest message a position has not consumed (the segment holding its next
--- wanted offset); NULL when it has nothing to consume.
-CREATE OR REPLACE FUNCTION queen.unconsumed_since(p_partition BIGINT, p_committed BIGINT, p_log_start BIGINT, p_lag BIGINT)
-RETURNS TIMESTAMPTZ
-LANGUAGE sql STABLE
-AS $$
-  SELECT CASE WHEN p_lag > 0 THEN queen.segment_time_at(p_partition, GREATEST(p_committed + 1, p_log_start)) END
+  SELECT x.queue_id, x.partition_id, x.consumer_group, x.last_offset, x.log_start, x.committed, x.lag, x.in_flight,
+         x.worker_id, x.lease_acquired_at, x.total_consumed,
+         (SELECT s.created_at FROM queen.log_segments s
+           WHERE x.lag > 0 AND s.partition_id = x.partition_id AND s.base_offset <= GREATEST(x.committed + 1, x.log_start)
+           ORDER BY s.base_offset DESC LIMIT 1)
+    FROM (
+      SELECT p.queue_id, p.id AS partition_id, c.consumer_group, p.last_offset, p.log_start, c.committed,
+             p.last_offset - GREATEST(c.committed, p.log_start - 1) AS lag,
+             CASE WHEN c.batch_end IS NOT NULL AND c.lease_expires_at > now()
+                  THEN GREATEST(c.batch_end - GREATEST(c.committed, p.log_start - 1), 0) ELSE 0 END AS in_flight,
+             CASE WHEN c.batch_end IS NOT NULL AND c.lease_expires_at > now() THEN c.worker_id END AS worker_id,
+             c.lease_acquired_at, c.total_consumed
+        FROM queen.log_partitions p
+        JOIN queen.log_consumers c ON c.partition_id = p.id
+       WHERE p.queue_id = ANY (p_queues)
+      UNION ALL
+      SELECT p.queue_id, p.id, s.consumer_group, p.last_offset, p.log_start, f.committed,
+             p.last_offset - GREATEST(f.committed, p.log_start - 1), 0, NULL, NULL, 0
+        FROM queen.consumer_subscriptions s
+        JOIN queen.log_partitions p ON p.queue_id = s.queue_id
+        CROSS JOIN LATERAL (
+          SELECT CASE WHEN s.start_at IS NULL THEN -1
+                      WHEN p.last_write_at < s.start_at - interval '2 minutes' THEN p.last_offset
+                      ELSE queen.offset_at_time(p.id, s.start_at) - 1 END AS committed) f
+       WHERE s.queue_id = ANY (p_queues)
+         AND NOT EXISTS (SELECT 1 FROM queen.log_consumers c
+                          WHERE c.partition_id = p.id AND c.consumer_group = s.consumer_group)
+    ) x
 $$;
 --> statement-breakpoint
 -- Per partition, now: held messages; the lag of its slowest position (every held message when
@@ -56,8 +57,7 @@ AS $$
     SELECT g.partition_id, min(g.committed) AS slowest, max(g.in_flight) AS in_flight,
            sum(g.total_consumed) AS consumed, sum(g.lag) AS lag_messages, count(*) FILTER (WHERE g.lag > 0) AS lagging,
            min(g.since) AS oldest, sum(extract(epoch FROM g.since)) AS epoch_sum, max(g.lease_acquired_at) AS last_delivery
-      FROM (SELECT gp.*, queen.unconsumed_since(gp.partition_id, gp.committed, gp.log_start, gp.lag) AS since
-              FROM queen.group_positions(p_queues) gp) g
+      FROM queen.group_positions(p_queues) g
      GROUP BY g.partition_id
   ), dead AS (
     SELECT d.partition_id, count(*) AS n

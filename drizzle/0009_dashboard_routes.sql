@@ -21,10 +21,10 @@ AS $$ SELECT round(p_count::numeric / (p_width * 60), 2) $$;
 -- has it yet, in Queen's sense: minus leased), processing (leased), dead-lettered, and the rest
 -- completed (every group is past it). failed is not counted by anything.
 CREATE OR REPLACE FUNCTION queen.message_counts(p_held NUMERIC, p_pending NUMERIC, p_processing NUMERIC, p_dead NUMERIC)
-RETURNS JSONB
+RETURNS JSON
 LANGUAGE sql IMMUTABLE
 AS $$
-  SELECT jsonb_build_object('total', p_held, 'pending', p_pending, 'processing', p_processing,
+  SELECT json_build_object('total', p_held, 'pending', p_pending, 'processing', p_processing,
            'completed', GREATEST(p_held - p_pending - p_processing - p_dead, 0), 'failed', NULL, 'deadLetter', p_dead)
 $$;
 --> statement-breakpoint
@@ -74,7 +74,7 @@ BEGIN
                     'partitions', f.partitions, 'totalConsumed', f.total_consumed) ORDER BY q.name)
                   FILTER (WHERE f.partitions > 0), '[]'::jsonb),
          queen.message_counts(COALESCE(sum(f.held), 0), COALESCE(sum(f.pending), 0), COALESCE(sum(f.processing), 0),
-                              COALESCE(sum(f.dead_letter), 0))
+                              COALESCE(sum(f.dead_letter), 0))::jsonb
            || jsonb_build_object('requests', jsonb_build_object('push', NULL, 'pop', NULL, 'ack', NULL),
                 'batchEfficiency', jsonb_build_object('push', CASE WHEN segments > 0 THEN round(pushed::numeric / segments, 2) END,
                                                       'pop', NULL, 'ack', NULL)),
@@ -135,39 +135,43 @@ $$;
 --> statement-breakpoint
 -- GET /api/v1/status/queues/:queue (get_queue_detail_v2); NULL when the tenant has no such queue.
 -- lastActivity is the last delivery (a pop), oldestMessage the oldest message the slowest reader
--- has not consumed.
-CREATE OR REPLACE FUNCTION queen.dashboard_status_queue(p_tenant TEXT, p_queue TEXT) RETURNS JSONB
+-- has not consumed. JSON rather than JSONB: for 10,000 partitions building JSONB took three
+-- times as long.
+CREATE OR REPLACE FUNCTION queen.dashboard_status_queue(p_tenant TEXT, p_queue TEXT) RETURNS JSON
 LANGUAGE sql STABLE
 SET jit = off
 AS $$
   WITH q AS (SELECT * FROM queen.queues q WHERE q.tenant_id = p_tenant AND q.name = p_queue),
   parts AS (
-    SELECT p.id, p.name, p.created_at, f.*,
-           queen.message_counts(f.held, f.pending, f.processing, f.dead_letter) AS counts,
-           CASE WHEN f.held > 0 THEN COALESCE(f.oldest_unconsumed_at, CASE WHEN f.lag > 0 THEN queen.segment_time_at(p.id, p.log_start) END) END AS oldest,
-           CASE WHEN f.held > 0 THEN queen.segment_time_at(p.id, p.last_offset) END AS newest,
-           p.last_offset, p.log_start
+    SELECT p.id, p.name, p.created_at, f.*, queen.message_counts(f.held, f.pending, f.processing, f.dead_letter) AS counts,
+           COALESCE(f.oldest_unconsumed_at, first_seg.t) AS oldest, last_seg.t AS newest, p.last_offset, p.log_start
       FROM q JOIN queen.partition_figures(ARRAY(SELECT q.id FROM q)) f ON true
       JOIN queen.log_partitions p ON p.id = f.partition_id
+      LEFT JOIN LATERAL (SELECT s.created_at AS t FROM queen.log_segments s
+                          WHERE f.lag > 0 AND f.oldest_unconsumed_at IS NULL AND s.partition_id = p.id AND s.base_offset >= p.log_start
+                          ORDER BY s.base_offset LIMIT 1) first_seg ON true
+      LEFT JOIN LATERAL (SELECT s.created_at AS t FROM queen.log_segments s
+                          WHERE f.held > 0 AND s.partition_id = p.id AND s.base_offset <= p.last_offset
+                          ORDER BY s.base_offset DESC LIMIT 1) last_seg ON true
   ), totals AS (
     SELECT queen.message_counts(COALESCE(sum(parts.held), 0), COALESCE(sum(parts.pending), 0),
-                                COALESCE(sum(parts.processing), 0), COALESCE(sum(parts.dead_letter), 0)) AS counts
+                                COALESCE(sum(parts.processing), 0), COALESCE(sum(parts.dead_letter), 0))::jsonb AS counts
       FROM parts
   )
-  SELECT jsonb_build_object(
-    'queue', jsonb_build_object('id', q.id::text, 'name', q.name, 'namespace', q.namespace, 'task', q.task,
+  SELECT json_build_object(
+    'queue', json_build_object('id', q.id::text, 'name', q.name, 'namespace', q.namespace, 'task', q.task,
                'priority', q.priority, 'createdAt', queen.admin_iso(q.created_at),
-               'config', jsonb_build_object('leaseTime', q.lease_time, 'retryLimit', q.retry_limit, 'retryDelay', q.retry_delay,
+               'config', json_build_object('leaseTime', q.lease_time, 'retryLimit', q.retry_limit, 'retryDelay', q.retry_delay,
                            'ttl', q.ttl, 'maxQueueSize', q.max_size, 'deadLetterQueue', q.dead_letter_queue),
                'options', queen.queue_options(q)),
-    'partitions', COALESCE((SELECT jsonb_agg(jsonb_build_object(
+    'partitions', COALESCE((SELECT json_agg(json_build_object(
                       'id', parts.id::text, 'name', parts.name, 'createdAt', queen.admin_iso(parts.created_at),
                       'messages', parts.counts, 'stats', parts.counts,
-                      'cursor', jsonb_build_object('totalConsumed', parts.total_consumed, 'batchesConsumed', NULL),
+                      'cursor', json_build_object('totalConsumed', parts.total_consumed, 'batchesConsumed', NULL),
                       'lastActivity', queen.admin_iso(parts.last_delivery_at),
                       'oldestMessage', queen.admin_iso(parts.oldest), 'newestMessage', queen.admin_iso(parts.newest),
                       'lastOffset', parts.last_offset, 'logStart', parts.log_start) ORDER BY parts.name)
-                    FROM parts), '[]'::jsonb),
+                    FROM parts), '[]'::json),
     'totals', (SELECT jsonb_build_object('messages', totals.counts) || totals.counts FROM totals))
     FROM q
 $$;

@@ -4,8 +4,9 @@
 -- length, never its blob), sidecar hash bytes (16 per message from txns_start), and pushes in the
 -- last closed minute of the rollup. Per (queue, group): lag, oldest unconsumed age, in flight,
 -- leased partitions, lifetime consumption. Per partition only while the tenant has at most
--- p_partition_limit of them. Table sizes are database-wide: only when p_database is true.
-CREATE OR REPLACE FUNCTION queen.metrics_snapshot(p_tenant TEXT, p_partition_limit INT, p_database BOOLEAN) RETURNS JSONB
+-- p_partition_limit of them. Table sizes are database-wide: only when p_database is true. JSON,
+-- not JSONB: it is built per partition and read once.
+CREATE OR REPLACE FUNCTION queen.metrics_snapshot(p_tenant TEXT, p_partition_limit INT, p_database BOOLEAN) RETURNS JSON
 LANGUAGE plpgsql STABLE
 SET jit = off
 AS $$
@@ -14,21 +15,21 @@ DECLARE
   n_partitions BIGINT;
   st queen.minute_stats_state;
   flags queen.tenant_settings;
-  queues JSONB;
-  groups JSONB;
-  partitions JSONB;
-  tables JSONB;
+  queues JSON;
+  groups JSON;
+  partitions JSON;
+  tables JSON;
 BEGIN
   SELECT count(*) INTO n_partitions FROM queen.log_partitions p WHERE p.queue_id = ANY (qs);
   SELECT * INTO st FROM queen.minute_stats_state s WHERE s.id;
   SELECT * INTO flags FROM queen.tenant_settings s WHERE s.tenant_id = p_tenant;
 
-  SELECT COALESCE(jsonb_agg(jsonb_build_object(
+  SELECT COALESCE(json_agg(json_build_object(
            'queue', q.name, 'partitions', COALESCE(pt.partitions, 0), 'messages', COALESCE(pt.held, 0),
            'pushed', COALESCE(pt.pushed, 0), 'sidecarBytes', COALESCE(pt.sidecar_bytes, 0), 'deadLetter', COALESCE(d.n, 0),
            'segments', COALESCE(sg.segments, 0), 'segmentBytes', COALESCE(sg.bytes, 0),
            'pushedLastMinute', CASE WHEN st.rolled_to IS NOT NULL THEN COALESCE(m.pushed_messages, 0) END)
-           ORDER BY q.name), '[]'::jsonb)
+           ORDER BY q.name), '[]'::json)
     INTO queues
     FROM queen.queues q
     LEFT JOIN LATERAL (
@@ -44,14 +45,14 @@ BEGIN
     LEFT JOIN queen.queue_minute_stats m ON m.queue_id = q.id AND m.bucket = st.rolled_to - interval '1 minute'
    WHERE q.id = ANY (qs);
 
-  SELECT COALESCE(jsonb_agg(jsonb_build_object(
+  SELECT COALESCE(json_agg(json_build_object(
            'queue', q.name, 'group', g.consumer_group, 'partitions', g.partitions, 'lag', g.lag,
            'oldestAgeSeconds', g.oldest_age, 'inFlight', g.in_flight, 'leased', g.leased, 'consumed', g.consumed)
-           ORDER BY q.name, g.consumer_group), '[]'::jsonb)
+           ORDER BY q.name, g.consumer_group), '[]'::json)
     INTO groups
     FROM (
       SELECT gp.queue_id, gp.consumer_group, count(*) AS partitions, sum(gp.lag) AS lag,
-             COALESCE(max(extract(epoch FROM now() - queen.unconsumed_since(gp.partition_id, gp.committed, gp.log_start, gp.lag))), 0) AS oldest_age,
+             COALESCE(max(extract(epoch FROM now() - gp.since)), 0) AS oldest_age,
              sum(gp.in_flight) AS in_flight, count(*) FILTER (WHERE gp.worker_id IS NOT NULL) AS leased,
              sum(gp.total_consumed) AS consumed
         FROM queen.group_positions(qs) gp
@@ -59,21 +60,21 @@ BEGIN
     JOIN queen.queues q ON q.id = g.queue_id;
 
   IF n_partitions <= p_partition_limit THEN
-    SELECT COALESCE(jsonb_agg(jsonb_build_object('queue', q.name, 'partition', p.name, 'lastOffset', p.last_offset,
-             'logStart', p.log_start) ORDER BY q.name, p.name), '[]'::jsonb)
+    SELECT COALESCE(json_agg(json_build_object('queue', q.name, 'partition', p.name, 'lastOffset', p.last_offset,
+             'logStart', p.log_start) ORDER BY q.name, p.name), '[]'::json)
       INTO partitions
       FROM queen.log_partitions p JOIN queen.queues q ON q.id = p.queue_id
      WHERE p.queue_id = ANY (qs);
   END IF;
 
   IF p_database THEN
-    SELECT jsonb_agg(jsonb_build_object('table', c.relname, 'bytes', pg_total_relation_size(c.oid)) ORDER BY c.relname)
+    SELECT json_agg(json_build_object('table', c.relname, 'bytes', pg_total_relation_size(c.oid)) ORDER BY c.relname)
       INTO tables
       FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
      WHERE n.nspname = 'queen' AND c.relkind = 'r';
   END IF;
 
-  RETURN jsonb_build_object(
+  RETURN json_build_object(
     'queues', queues, 'groups', groups, 'partitionCount', n_partitions, 'partitions', partitions,
     'maintenance', COALESCE(flags.maintenance, false), 'popMaintenance', COALESCE(flags.pop_maintenance, false),
     'rollupAgeSeconds', CASE WHEN st.sampled_at IS NOT NULL THEN extract(epoch FROM now() - st.sampled_at) END,

@@ -13,6 +13,10 @@ AS $$
     CROSS JOIN LATERAL (SELECT COALESCE(p_from, t.t - p_default) AS f) f
 $$;
 --> statement-breakpoint
+CREATE OR REPLACE FUNCTION queen.time_range(p_from TIMESTAMPTZ, p_to TIMESTAMPTZ) RETURNS JSONB
+LANGUAGE sql IMMUTABLE
+AS $$ SELECT jsonb_build_object('from', queen.admin_iso(p_from), 'to', queen.admin_iso(p_to)) $$;
+--> statement-breakpoint
 CREATE OR REPLACE FUNCTION queen.per_second(p_count BIGINT, p_width INT) RETURNS NUMERIC
 LANGUAGE sql IMMUTABLE
 AS $$ SELECT round(p_count::numeric / (p_width * 60), 2) $$;
@@ -101,7 +105,7 @@ BEGIN
   SELECT floor(extract(epoch FROM now() - st.sampled_at))::int INTO age FROM queen.minute_stats_state st WHERE st.id;
 
   RETURN jsonb_build_object(
-    'timeRange', jsonb_build_object('from', queen.admin_iso(w.t_from), 'to', queen.admin_iso(w.t_to)),
+    'timeRange', queen.time_range(w.t_from, w.t_to),
     'bucketMinutes', w.width, 'pointCount', points, 'throughput', throughput, 'queues', queue_list,
     'messages', msgs, 'leases', leases, 'deadLetterQueue', dlq, 'workers', '[]'::jsonb,
     'errors', jsonb_build_object('dbErrors', NULL, 'ackFailed', NULL, 'dlqMessages', dead),
@@ -218,7 +222,7 @@ AS $$
       JOIN queen.queues q ON q.id = s.queue_id
   )
   SELECT jsonb_build_object(
-    'timeRange', jsonb_build_object('from', queen.admin_iso(w.t_from), 'to', queen.admin_iso(w.t_to)),
+    'timeRange', queen.time_range(w.t_from, w.t_to),
     'bucketMinutes', w.width,
     'series', COALESCE((SELECT jsonb_agg(jsonb_build_object(
                   'bucket', queen.bucket_key(r.bucket), 'queueName', r.name,
@@ -259,7 +263,7 @@ AS $$
     SELECT r.* FROM w CROSS JOIN LATERAL queen.retention_series(queen.tenant_queue_ids(p_tenant, p_queue, NULL, NULL), w.t_from, w.t_to, w.width) r
   )
   SELECT jsonb_build_object(
-    'timeRange', jsonb_build_object('from', queen.admin_iso(w.t_from), 'to', queen.admin_iso(w.t_to)),
+    'timeRange', queen.time_range(w.t_from, w.t_to),
     'bucketMinutes', w.width,
     'series', COALESCE((SELECT jsonb_agg(jsonb_build_object('bucket', queen.bucket_key(r.bucket), 'retentionMsgs', r.by_time,
                   'completedRetentionMsgs', r.by_completed, 'evictionMsgs', r.by_eviction,
@@ -291,7 +295,7 @@ AS $$
   ), fig AS (SELECT sum(f.lifetime_pushed) AS pushed, sum(f.total_consumed) AS consumed, sum(f.pending) AS pending
                FROM qs CROSS JOIN LATERAL queen.queue_figures(qs.ids) f)
   SELECT jsonb_build_object(
-    'timeRange', jsonb_build_object('from', queen.admin_iso(w.t_from), 'to', queen.admin_iso(w.t_to)),
+    'timeRange', queen.time_range(w.t_from, w.t_to),
     'bucketMinutes', w.width, 'pointCount', (SELECT count(*) FROM series),
     'timeSeries', COALESCE((SELECT jsonb_agg(jsonb_build_object(
                       'timestamp', queen.bucket_key(s.bucket), 'pushMessages', s.pushed, 'popMessages', NULL,

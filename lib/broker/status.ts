@@ -58,23 +58,20 @@ export const readWorkerMetrics = (db: Queryable, tenant: string, w: StatsWindow)
 
 const NO_PROCESSES = 'no long-lived server processes: CPU, memory, connection-pool and long-poll series do not apply to a serverless deployment';
 
-async function windowRange(db: Queryable, w: StatsWindow) {
-  return one<{ from: string; to: string; bucketMinutes: number }>(
+const windowRange = (db: Queryable, w: StatsWindow) =>
+  one<{ timeRange: { from: string; to: string }; bucketMinutes: number }>(
     db,
-    `SELECT jsonb_build_object('from', queen.admin_iso(t_from), 'to', queen.admin_iso(t_to), 'bucketMinutes', width) AS j
+    `SELECT jsonb_build_object('timeRange', queen.time_range(t_from, t_to), 'bucketMinutes', width) AS j
        FROM queen.stats_window($1::timestamptz, $2::timestamptz, interval '1 hour')`,
     [w.from ?? null, w.to ?? null],
   );
-}
 
 /** Queen's per-replica process series: a serverless deployment has none, and says so. */
 export async function readSystemMetrics(db: Queryable, w: StatsWindow) {
-  const { from, to, bucketMinutes } = await windowRange(db, w);
-  return { timeRange: { from, to }, bucketMinutes, replicas: [], replicaCount: 0, pointCount: 0, deployment: { kind: 'serverless', note: NO_PROCESSES } };
+  return { ...(await windowRange(db, w)), replicas: [], replicaCount: 0, pointCount: 0, deployment: { kind: 'serverless', note: NO_PROCESSES } };
 }
 
 /** Long-polls parked per replica: a long-poll lives inside one function invocation and nothing tracks it. */
 export async function readParkedReplicas(db: Queryable, w: StatsWindow) {
-  const { from, to, bucketMinutes } = await windowRange(db, w);
-  return { timeRange: { from, to }, bucketMinutes, series: [], replicas: [], deployment: { kind: 'serverless', note: NO_PROCESSES } };
+  return { ...(await windowRange(db, w)), series: [], replicas: [], deployment: { kind: 'serverless', note: NO_PROCESSES } };
 }

@@ -52,3 +52,13 @@ export const timestampSchema = (what: string) =>
     v.string(`${what} must be an ISO 8601 string`),
     v.check((s) => ISO.test(s) && !Number.isNaN(Date.parse(s)), `${what} must be an ISO 8601 date-time like 2026-01-31T12:00:00Z`),
   );
+
+/** A whole number in a query string, within [min, max]. */
+export const queryInteger = (what: string, min: number, max: number) =>
+  v.pipe(
+    v.string(),
+    v.regex(/^\d+$/, `${what} must be a whole number`),
+    v.transform(Number),
+    v.minValue(min, `${what} must be at least ${min}`),
+    v.maxValue(max, `${what} must be at most ${max}`),
+  );

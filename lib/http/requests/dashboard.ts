@@ -7,16 +7,7 @@ import { nameSchema } from '../../broker/names.js';
 import type { AnalyticsInterval, QueueFilter, StatsWindow } from '../../broker/status.js';
 import { badRequest } from '../../errors.js';
 import type { BrokerEnv } from '../context.js';
-import { isObject, readJson, timestampSchema, validate } from './body.js';
-
-const wholeNumber = (what: string, min: number, max: number) =>
-  v.pipe(
-    v.string(),
-    v.regex(/^\d+$/, `${what} must be a whole number`),
-    v.transform(Number),
-    v.minValue(min, `${what} must be at least ${min}`),
-    v.maxValue(max, `${what} must be at most ${max}`),
-  );
+import { isObject, queryInteger, readJson, timestampSchema, validate } from './body.js';
 
 export const MAX_STATUS_PAGE = 1000;
 
@@ -26,8 +17,8 @@ const dashboardQuery = v.object({
   queue: v.optional(nameSchema('queue')),
   namespace: v.optional(nameSchema('namespace')),
   task: v.optional(nameSchema('task')),
-  limit: v.optional(wholeNumber('limit', 1, MAX_STATUS_PAGE), '100'),
-  offset: v.optional(wholeNumber('offset', 0, Number.MAX_SAFE_INTEGER), '0'),
+  limit: v.optional(queryInteger('limit', 1, MAX_STATUS_PAGE), '100'),
+  offset: v.optional(queryInteger('offset', 0, Number.MAX_SAFE_INTEGER), '0'),
   interval: v.optional(v.string(), 'hour'),
 });
 

@@ -7,16 +7,7 @@ import { DEFAULT_DLQ_PAGE, MAX_DLQ_PAGE } from '../../broker/limits.js';
 import { nameSchema, transactionIdSchema } from '../../broker/names.js';
 import { badRequest } from '../../errors.js';
 import type { BrokerEnv } from '../context.js';
-import { isObject, readJson, timestampSchema, validate } from './body.js';
-
-const integer = (what: string, min: number, max: number) =>
-  v.pipe(
-    v.string(),
-    v.regex(/^\d+$/, `${what} must be a whole number`),
-    v.transform(Number),
-    v.minValue(min, `${what} must be at least ${min}`),
-    v.maxValue(max, `${what} must be at most ${max}`),
-  );
+import { isObject, queryInteger as integer, readJson, timestampSchema, validate } from './body.js';
 
 const listQuery = v.object({
   queue: v.optional(nameSchema('queue')),

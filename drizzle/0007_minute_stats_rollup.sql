@@ -101,7 +101,8 @@ $$;
 -- range scan per recently written partition), partitions from created_at, dead letters from
 -- failed_at. GREATEST keeps a count that retention, a DLQ retry or delete lowered since. Then
 -- each queue's gauges are sampled into the current minute when they changed (or every six hours
--- while it has partitions), and rows older than p_keep go. Overlapping runs skip.
+-- while it has partitions), and rows older than p_keep go. Overlapping runs skip, and so does a run
+-- that races a queue's deletion.
 CREATE OR REPLACE FUNCTION queen.rollup_minute_stats(p_keep INTERVAL DEFAULT '7 days')
 RETURNS TABLE (skipped BOOLEAN, from_minute TIMESTAMPTZ, to_minute TIMESTAMPTZ, samples INT, removed INT)
 LANGUAGE plpgsql VOLATILE
@@ -200,6 +201,9 @@ BEGIN
   ON CONFLICT (id) DO UPDATE SET rolled_to = EXCLUDED.rolled_to, sampled_at = EXCLUDED.sampled_at;
 
   RETURN QUERY SELECT false, t_from, t_to, n_samples, n_removed;
+EXCEPTION WHEN foreign_key_violation THEN
+  -- A queue was deleted while this run counted it: the next run recomputes the same minutes.
+  RETURN QUERY SELECT true, NULL::timestamptz, NULL::timestamptz, 0, 0;
 END
 $$;
 --> statement-breakpoint

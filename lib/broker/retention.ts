@@ -28,7 +28,7 @@ export interface RetentionReport {
   messagesDeleted: number;
   sidecarRowsPurged: number;
   queues: QueueRetention[];
-  stats: RollupReport;
+  stats: RollupReport | null;
 }
 
 export interface RetentionOptions {
@@ -41,7 +41,15 @@ export interface RetentionOptions {
 export async function runRetention(db: Database, options: RetentionOptions = {}): Promise<RetentionReport> {
   const perStatement = options.segmentsPerStatement ?? 10_000;
   const parallel = options.parallel ?? 4;
-  const stats = await rollupMinuteStats(db);
+  // The rollup counts what retention is about to delete, so it goes first; but a failing rollup
+  // must never stop retention: its error is thrown once retention has done its work.
+  let stats: RollupReport | null = null;
+  let rollupFailure: unknown = null;
+  try {
+    stats = await rollupMinuteStats(db);
+  } catch (err) {
+    rollupFailure = err;
+  }
   const candidates = await db.query<{ partition_id: string; tenant: string; queue: string }>(
     'SELECT partition_id, tenant, queue FROM queen.retention_candidates()',
   );
@@ -125,5 +133,6 @@ export async function runRetention(db: Database, options: RetentionOptions = {})
   await Promise.all(Array.from({ length: Math.min(parallel, candidates.length) }, worker));
   report.queues = [...perQueue.values()].sort((a, b) => (a.tenant + a.queue < b.tenant + b.queue ? -1 : 1));
   await recordRetention(db, report.queues);
+  if (rollupFailure) throw rollupFailure;
   return report;
 }

@@ -157,3 +157,18 @@ describe('clean-up', () => {
     expect(rows.filter((r) => r.pushed_messages === 7).map((r) => r.minutesAgo)).toEqual([6 * 24 * 60]);
   });
 });
+
+describe('a failing rollup', () => {
+  it('does not stop retention: segments are deleted, then the run reports the failure', async () => {
+    await api.configure('roll-broken', { retentionEnabled: true, retentionSeconds: 60 });
+    await api.pushSegments('roll-broken', [[1], [2]]);
+    await moveSegments(db(), 'roll-broken', 5);
+    await db().query('ALTER FUNCTION queen.rollup_minute_stats(interval) RENAME TO rollup_minute_stats_hidden');
+    try {
+      await expect(runRetention(db())).rejects.toThrow(/rollup_minute_stats/);
+    } finally {
+      await db().query('ALTER FUNCTION queen.rollup_minute_stats_hidden(interval) RENAME TO rollup_minute_stats');
+    }
+    expect(await segmentsPerMinute(db(), 'roll-broken')).toEqual([]);
+  });
+});

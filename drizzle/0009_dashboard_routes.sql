@@ -134,7 +134,7 @@ AS $$
                                                'completed', GREATEST(f.held - f.lag - f.dead_letter, 0)))
               ORDER BY page.created_at DESC, page.id DESC), '[]'::jsonb),
     'pagination', jsonb_build_object('limit', p_limit, 'offset', p_offset))
-    FROM page JOIN queen.queue_figures(ARRAY(SELECT page.id FROM page)) f ON f.queue_id = page.id
+    FROM page CROSS JOIN LATERAL queen.queue_figures(ARRAY[page.id]) f
 $$;
 --> statement-breakpoint
 -- GET /api/v1/status/queues/:queue (get_queue_detail_v2); NULL when the tenant has no such queue.

@@ -38,6 +38,8 @@ export interface RetentionOptions {
   parallel?: number;
 }
 
+const queueKey = (tenant: string, queue: string) => `${tenant}\u0000${queue}`;
+
 export async function runRetention(db: Database, options: RetentionOptions = {}): Promise<RetentionReport> {
   const perStatement = options.segmentsPerStatement ?? 10_000;
   const parallel = options.parallel ?? 4;
@@ -63,6 +65,8 @@ export async function runRetention(db: Database, options: RetentionOptions = {})
     stats,
   };
   const perQueue = new Map<string, QueueRetention>();
+  // Partitions whose segments were deleted, per queue: the rollup's retention events.
+  const retainedPartitions = new Map<string, number>();
   let next = 0;
   const worker = async () => {
     while (next < candidates.length) {
@@ -101,7 +105,7 @@ export async function runRetention(db: Database, options: RetentionOptions = {})
         if (!row.more) break;
       }
       if (segments + sidecars === 0) continue;
-      const key = `${c.tenant}\u0000${c.queue}`;
+      const key = queueKey(c.tenant, c.queue);
       let q = perQueue.get(key);
       if (!q) {
         q = {
@@ -119,6 +123,7 @@ export async function runRetention(db: Database, options: RetentionOptions = {})
         perQueue.set(key, q);
       }
       q.partitions++;
+      if (segments > 0) retainedPartitions.set(key, (retainedPartitions.get(key) ?? 0) + 1);
       q.segmentsDeleted += segments;
       q.messagesDeleted += byRule.messages;
       q.retentionMessages += byRule.time;
@@ -132,7 +137,10 @@ export async function runRetention(db: Database, options: RetentionOptions = {})
   };
   await Promise.all(Array.from({ length: Math.min(parallel, candidates.length) }, worker));
   report.queues = [...perQueue.values()].sort((a, b) => (a.tenant + a.queue < b.tenant + b.queue ? -1 : 1));
-  await recordRetention(db, report.queues);
+  await recordRetention(
+    db,
+    report.queues.map((q) => ({ ...q, partitions: retainedPartitions.get(queueKey(q.tenant, q.queue)) ?? 0 })),
+  );
   if (rollupFailure) throw rollupFailure;
   return report;
 }

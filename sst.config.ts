@@ -8,7 +8,11 @@ const ROUTES = {
   Push: ['/api/v1/push', '/health'],
   Pop: ['/api/v1/pop'],
   Ack: ['/api/v1/ack', '/api/v1/lease', '/api/v1/transaction'],
-  Configure: ['/api/v1/configure', '/api/v1/resources', '/api/v1/consumer-groups', '/api/v1/stats'],
+  Configure: [
+    '/api/v1/configure', '/api/v1/resources', '/api/v1/consumer-groups', '/api/v1/stats',
+    // Queen's dashboard and Prometheus (issue 11).
+    '/api/v1/status', '/api/v1/analytics', '/api/v1/system', '/api/v1/migration', '/api/me', '/metrics', '/streams',
+  ],
   Dlq: ['/api/v1/dlq', '/api/v1/messages', '/api/v1/traces'],
 } as const;
 

@@ -124,6 +124,41 @@ ALTER TABLE queen.message_traces ADD CONSTRAINT message_traces_queue_id_queues_i
 CREATE INDEX idx_message_traces_created_at ON queen.message_traces USING btree (created_at);
 CREATE INDEX idx_message_traces_message ON queen.message_traces USING btree (queue_id, partition_id, transaction_id, created_at);
 
+CREATE TABLE queen.minute_stats_state (
+  id boolean DEFAULT true NOT NULL,
+  started_at timestamp with time zone NOT NULL,
+  rolled_to timestamp with time zone NOT NULL,
+  sampled_at timestamp with time zone NOT NULL
+);
+ALTER TABLE queen.minute_stats_state ADD CONSTRAINT minute_stats_state_pkey PRIMARY KEY (id);
+
+CREATE TABLE queen.queue_minute_stats (
+  queue_id bigint NOT NULL,
+  bucket timestamp with time zone NOT NULL,
+  pushed_messages bigint DEFAULT 0 NOT NULL,
+  pushed_segments bigint DEFAULT 0 NOT NULL,
+  pushed_bytes bigint DEFAULT 0 NOT NULL,
+  partitions_created integer DEFAULT 0 NOT NULL,
+  dlq_added integer DEFAULT 0 NOT NULL,
+  retention_messages bigint DEFAULT 0 NOT NULL,
+  completed_retention_messages bigint DEFAULT 0 NOT NULL,
+  eviction_messages bigint DEFAULT 0 NOT NULL,
+  retention_events integer DEFAULT 0 NOT NULL,
+  sampled_at timestamp with time zone,
+  partitions integer,
+  held bigint,
+  lag_messages bigint,
+  in_flight bigint,
+  lagging_pairs integer,
+  oldest_unconsumed_at timestamp with time zone,
+  mean_unconsumed_at timestamp with time zone,
+  consumed_total bigint,
+  consumed bigint
+);
+ALTER TABLE queen.queue_minute_stats ADD CONSTRAINT queue_minute_stats_pk PRIMARY KEY (queue_id, bucket);
+ALTER TABLE queen.queue_minute_stats ADD CONSTRAINT queue_minute_stats_queue_id_queues_id_fk FOREIGN KEY (queue_id) REFERENCES queen.queues(id) ON DELETE CASCADE;
+CREATE INDEX idx_queue_minute_stats_bucket ON queen.queue_minute_stats USING btree (bucket);
+
 CREATE TABLE queen.queues (
   id bigint GENERATED ALWAYS AS IDENTITY NOT NULL,
   tenant_id text DEFAULT 'default'::text NOT NULL,
@@ -153,6 +188,14 @@ ALTER TABLE queen.queues ADD CONSTRAINT queues_pkey PRIMARY KEY (id);
 CREATE INDEX idx_queues_tenant_namespace ON queen.queues USING btree (tenant_id, namespace);
 CREATE INDEX idx_queues_tenant_task ON queen.queues USING btree (tenant_id, task);
 CREATE UNIQUE INDEX queues_tenant_name_uk ON queen.queues USING btree (tenant_id, name);
+
+CREATE TABLE queen.tenant_settings (
+  tenant_id text NOT NULL,
+  maintenance boolean DEFAULT false NOT NULL,
+  pop_maintenance boolean DEFAULT false NOT NULL,
+  updated_at timestamp with time zone DEFAULT now() NOT NULL
+);
+ALTER TABLE queen.tenant_settings ADD CONSTRAINT tenant_settings_pkey PRIMARY KEY (tenant_id);
 
 -- Composite types, by name
 
@@ -505,6 +548,136 @@ CREATE OR REPLACE FUNCTION queen.admin_iso(t timestamp with time zone)
  IMMUTABLE PARALLEL SAFE
 AS $function$ SELECT to_char(t AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') $function$;
 
+CREATE OR REPLACE FUNCTION queen.analytics_queue_lag(p_tenant text, p_from timestamp with time zone, p_to timestamp with time zone, p_queue text)
+ RETURNS jsonb
+ LANGUAGE sql
+ STABLE
+ SET jit TO 'off'
+AS $function$
+  SELECT COALESCE(jsonb_agg(jsonb_build_object('queueName', q.name, 'popCount', NULL, 'avgLagMs', s.avg_lag_ms,
+                    'maxLagMs', s.max_lag_ms, 'bucketTime', queen.bucket_key(s.bucket)) ORDER BY s.bucket DESC, q.name), '[]'::jsonb)
+    FROM queen.stats_window(p_from, p_to, interval '1 hour') w
+   CROSS JOIN LATERAL queen.queue_series(queen.tenant_queue_ids(p_tenant, p_queue, NULL, NULL), w.t_from, w.t_to, 1) s
+    JOIN queen.queues q ON q.id = s.queue_id
+   WHERE s.partitions IS NOT NULL
+$function$;
+
+CREATE OR REPLACE FUNCTION queen.analytics_queue_ops(p_tenant text, p_from timestamp with time zone, p_to timestamp with time zone, p_queue text)
+ RETURNS jsonb
+ LANGUAGE sql
+ STABLE
+ SET jit TO 'off'
+AS $function$
+  WITH w AS (SELECT * FROM queen.stats_window(p_from, p_to, interval '1 hour')),
+  rows AS (
+    SELECT s.*, q.name FROM w
+     CROSS JOIN LATERAL queen.queue_series(queen.tenant_queue_ids(p_tenant, p_queue, NULL, NULL), w.t_from, w.t_to, w.width) s
+      JOIN queen.queues q ON q.id = s.queue_id
+  )
+  SELECT jsonb_build_object(
+    'timeRange', queen.time_range(w.t_from, w.t_to),
+    'bucketMinutes', w.width,
+    'series', COALESCE((SELECT jsonb_agg(jsonb_build_object(
+                  'bucket', queen.bucket_key(r.bucket), 'queueName', r.name,
+                  'pushRequests', NULL, 'pushMessages', r.pushed, 'popMessages', NULL, 'popEmpty', NULL,
+                  'ackRequests', NULL, 'ackSuccess', r.consumed, 'ackFailed', NULL, 'transactions', NULL,
+                  'partitionsCreated', r.partitions_created, 'partitionsDeleted', 0, 'partitionCount', r.partitions,
+                  'avgLagMs', r.avg_lag_ms, 'maxLagMs', r.max_lag_ms,
+                  'pushPerSecond', queen.per_second(r.pushed, w.width), 'popPerSecond', NULL,
+                  'ackPerSecond', queen.per_second(r.consumed, w.width), 'emptyPerSecond', NULL, 'parkedCount', NULL)
+                  ORDER BY r.bucket, r.name) FROM rows r), '[]'::jsonb),
+    'queues', COALESCE((SELECT jsonb_agg(DISTINCT r.name) FROM rows r), '[]'::jsonb))
+    FROM w
+$function$;
+
+CREATE OR REPLACE FUNCTION queen.analytics_retention(p_tenant text, p_from timestamp with time zone, p_to timestamp with time zone, p_queue text)
+ RETURNS jsonb
+ LANGUAGE sql
+ STABLE
+ SET jit TO 'off'
+AS $function$
+  WITH w AS (SELECT * FROM queen.stats_window(p_from, p_to, interval '1 hour')),
+  rows AS (
+    SELECT r.* FROM w CROSS JOIN LATERAL queen.retention_series(queen.tenant_queue_ids(p_tenant, p_queue, NULL, NULL), w.t_from, w.t_to, w.width) r
+  )
+  SELECT jsonb_build_object(
+    'timeRange', queen.time_range(w.t_from, w.t_to),
+    'bucketMinutes', w.width,
+    'series', COALESCE((SELECT jsonb_agg(jsonb_build_object('bucket', queen.bucket_key(r.bucket), 'retentionMsgs', r.by_time,
+                  'completedRetentionMsgs', r.by_completed, 'evictionMsgs', r.by_eviction,
+                  'totalMsgs', r.by_time + r.by_completed + r.by_eviction, 'eventCount', r.events) ORDER BY r.bucket)
+                  FROM rows r), '[]'::jsonb),
+    'totals', (SELECT jsonb_build_object('retentionMsgs', COALESCE(sum(r.by_time), 0), 'completedRetentionMsgs', COALESCE(sum(r.by_completed), 0),
+                  'evictionMsgs', COALESCE(sum(r.by_eviction), 0),
+                  'totalMsgs', COALESCE(sum(r.by_time + r.by_completed + r.by_eviction), 0), 'eventCount', COALESCE(sum(r.events), 0))
+                FROM rows r))
+    FROM w
+$function$;
+
+CREATE OR REPLACE FUNCTION queen.analytics_worker_metrics(p_tenant text, p_from timestamp with time zone, p_to timestamp with time zone)
+ RETURNS jsonb
+ LANGUAGE sql
+ STABLE
+ SET jit TO 'off'
+AS $function$
+  WITH w AS (SELECT * FROM queen.stats_window(p_from, p_to, interval '1 hour')),
+  qs AS (SELECT queen.tenant_queue_ids(p_tenant, NULL, NULL, NULL) AS ids),
+  series AS (SELECT s.* FROM w CROSS JOIN qs CROSS JOIN LATERAL queen.tenant_series(qs.ids, w.t_from, w.t_to, w.width) s),
+  per_queue AS (
+    SELECT q.name, round(avg(s.avg_lag_ms))::bigint AS avg_ms, max(s.max_lag_ms) AS max_ms
+      FROM w CROSS JOIN qs CROSS JOIN LATERAL queen.queue_series(qs.ids, w.t_from, w.t_to, w.width) s
+      JOIN queen.queues q ON q.id = s.queue_id
+     WHERE s.partitions IS NOT NULL
+     GROUP BY q.name
+  ), fig AS (SELECT sum(f.lifetime_pushed) AS pushed, sum(f.total_consumed) AS consumed, sum(f.pending) AS pending
+               FROM qs CROSS JOIN LATERAL queen.queue_figures(qs.ids) f)
+  SELECT jsonb_build_object(
+    'timeRange', queen.time_range(w.t_from, w.t_to),
+    'bucketMinutes', w.width, 'pointCount', (SELECT count(*) FROM series),
+    'timeSeries', COALESCE((SELECT jsonb_agg(jsonb_build_object(
+                      'timestamp', queen.bucket_key(s.bucket), 'pushMessages', s.pushed, 'popMessages', NULL,
+                      'ackMessages', s.consumed, 'pushRequests', NULL, 'popRequests', NULL, 'ackRequests', NULL, 'jobsDone', NULL,
+                      'pushPerSecond', queen.per_second(s.pushed, w.width), 'popPerSecond', NULL,
+                      'ackPerSecond', queen.per_second(s.consumed, w.width), 'avgEventLoopLagMs', NULL, 'maxEventLoopLagMs', NULL,
+                      'avgFreeSlots', NULL, 'minFreeSlots', NULL, 'dbConnections', NULL, 'avgJobQueueSize', NULL,
+                      'maxJobQueueSize', NULL, 'backoffSize', NULL, 'avgLagMs', s.avg_lag_ms, 'maxLagMs', s.max_lag_ms,
+                      'lagCount', NULL, 'dbErrors', NULL, 'ackSuccess', s.consumed, 'ackFailed', NULL, 'dlqCount', s.dlq)
+                      ORDER BY s.bucket DESC) FROM series s), '[]'::jsonb),
+    'workers', '[]'::jsonb,
+    'queues', COALESCE((SELECT jsonb_agg(jsonb_build_object('queueName', p.name, 'popCount', NULL, 'avgLagMs', p.avg_ms,
+                      'maxLagMs', p.max_ms) ORDER BY p.name) FROM per_queue p), '[]'::jsonb),
+    'summary', (SELECT jsonb_build_object('totalPushMessages', COALESCE(fig.pushed, 0), 'totalPopMessages', NULL,
+                  'totalAckMessages', COALESCE(fig.consumed, 0), 'totalPushRequests', NULL, 'totalPopRequests', NULL,
+                  'totalAckRequests', NULL, 'totalDbErrors', NULL, 'totalAckFailed', NULL, 'totalDlq', NULL,
+                  'pendingMessages', COALESCE(fig.pending, 0)) FROM fig),
+    'deployment', queen.serverless_note())
+    FROM w
+$function$;
+
+CREATE OR REPLACE FUNCTION queen.bucket_key(p_t timestamp with time zone)
+ RETURNS text
+ LANGUAGE sql
+ IMMUTABLE PARALLEL SAFE
+AS $function$ SELECT to_char(p_t AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"') $function$;
+
+CREATE OR REPLACE FUNCTION queen.bucket_minutes(p_from timestamp with time zone, p_to timestamp with time zone)
+ RETURNS integer
+ LANGUAGE sql
+ IMMUTABLE
+AS $function$
+  SELECT CASE WHEN p_to - p_from <= interval '60 minutes' THEN 1
+              WHEN p_to - p_from <= interval '6 hours' THEN 5
+              WHEN p_to - p_from <= interval '24 hours' THEN 15
+              WHEN p_to - p_from <= interval '7 days' THEN 60
+              ELSE 360 END
+$function$;
+
+CREATE OR REPLACE FUNCTION queen.bucket_start(p_t timestamp with time zone, p_width integer)
+ RETURNS timestamp with time zone
+ LANGUAGE sql
+ STABLE
+AS $function$ SELECT to_timestamp(floor(extract(epoch FROM p_t) / (p_width * 60)) * (p_width * 60)) $function$;
+
 CREATE OR REPLACE FUNCTION queen.configure_queue(p_tenant text, p_name text, p_namespace text, p_task text, p_options jsonb)
  RETURNS jsonb
  LANGUAGE sql
@@ -588,6 +761,166 @@ AS $function$
     SELECT s.end_offset FROM queen.log_segments s
      WHERE s.partition_id = p_partition AND s.created_at < p_start_at
      ORDER BY s.base_offset DESC LIMIT 1), -1) END
+$function$;
+
+CREATE OR REPLACE FUNCTION queen.dashboard_status(p_tenant text, p_from timestamp with time zone, p_to timestamp with time zone, p_queue text, p_namespace text, p_task text)
+ RETURNS jsonb
+ LANGUAGE plpgsql
+ STABLE
+ SET jit TO 'off'
+AS $function$
+DECLARE
+  w RECORD;
+  qs BIGINT[] := queen.tenant_queue_ids(p_tenant, p_queue, p_namespace, p_task);
+  throughput JSONB;
+  points INT;
+  pushed BIGINT;
+  segments BIGINT;
+  queue_list JSONB;
+  msgs JSONB;
+  dead BIGINT;
+  leases JSONB;
+  dlq JSONB;
+  age INT;
+BEGIN
+  SELECT * INTO w FROM queen.stats_window(p_from, p_to, interval '1 hour');
+  SELECT COALESCE(jsonb_agg(jsonb_build_object(
+           'timestamp', queen.bucket_key(s.bucket), 'ingested', s.pushed, 'processed', s.consumed, 'popMessages', NULL,
+           'ingestedPerSecond', queen.per_second(s.pushed, w.width), 'processedPerSecond', queen.per_second(s.consumed, w.width),
+           'popPerSecond', NULL, 'avgLagMs', s.avg_lag_ms, 'maxLagMs', s.max_lag_ms,
+           'avgEventLoopLagMs', NULL, 'maxEventLoopLagMs', NULL, 'minFreeSlots', NULL, 'dbErrors', NULL,
+           'ackFailed', NULL, 'dlqCount', s.dlq, 'queenCpuUserPct', NULL, 'queenCpuSysPct', NULL, 'queenRssMb', NULL,
+           'dbPoolActive', NULL, 'dbPoolIdle', NULL, 'dbPoolSize', NULL) ORDER BY s.bucket DESC), '[]'::jsonb),
+         count(*), COALESCE(sum(s.pushed), 0), COALESCE(sum(s.segments), 0)
+    INTO throughput, points, pushed, segments
+    FROM queen.tenant_series(qs, w.t_from, w.t_to, w.width) s;
+
+  SELECT COALESCE(jsonb_agg(jsonb_build_object('id', q.id::text, 'name', q.name, 'namespace', q.namespace, 'task', q.task,
+                    'partitions', f.partitions, 'totalConsumed', f.total_consumed) ORDER BY q.name)
+                  FILTER (WHERE f.partitions > 0), '[]'::jsonb),
+         queen.message_counts(COALESCE(sum(f.held), 0), COALESCE(sum(f.pending), 0), COALESCE(sum(f.processing), 0),
+                              COALESCE(sum(f.dead_letter), 0))::jsonb
+           || jsonb_build_object('requests', jsonb_build_object('push', NULL, 'pop', NULL, 'ack', NULL),
+                'batchEfficiency', jsonb_build_object('push', CASE WHEN segments > 0 THEN round(pushed::numeric / segments, 2) END,
+                                                      'pop', NULL, 'ack', NULL)),
+         COALESCE(sum(f.dead_letter), 0)
+    INTO queue_list, msgs, dead
+    FROM queen.queue_figures(qs) f JOIN queen.queues q ON q.id = f.queue_id;
+
+  SELECT jsonb_build_object('active', count(*), 'partitionsWithLeases', count(DISTINCT c.partition_id),
+           'totalBatchSize', COALESCE(sum(c.batch_end - COALESCE(c.attempt_offset, c.committed + 1) + 1), 0),
+           'totalAcked', COALESCE(sum(GREATEST(c.committed - COALESCE(c.attempt_offset, c.committed + 1) + 1, 0)), 0))
+    INTO leases
+    FROM queen.log_consumers c JOIN queen.log_partitions p ON p.id = c.partition_id
+   WHERE p.queue_id = ANY (qs) AND c.batch_end IS NOT NULL AND c.lease_expires_at > now();
+
+  SELECT jsonb_build_object('totalMessages', dead,
+           'affectedPartitions', (SELECT count(DISTINCT d.partition_id) FROM queen.log_dlq d
+                                    JOIN queen.log_partitions p ON p.id = d.partition_id WHERE p.queue_id = ANY (qs)),
+           'topErrors', COALESCE((SELECT jsonb_agg(jsonb_build_object('error', e.error, 'count', e.n) ORDER BY e.n DESC, e.error)
+                                    FROM (SELECT COALESCE(d.error_message, '') AS error, count(*) AS n
+                                            FROM queen.log_dlq d JOIN queen.log_partitions p ON p.id = d.partition_id
+                                           WHERE p.queue_id = ANY (qs) GROUP BY 1 ORDER BY 2 DESC, 1 LIMIT 5) e), '[]'::jsonb))
+    INTO dlq;
+
+  SELECT floor(extract(epoch FROM now() - st.sampled_at))::int INTO age FROM queen.minute_stats_state st WHERE st.id;
+
+  RETURN jsonb_build_object(
+    'timeRange', queen.time_range(w.t_from, w.t_to),
+    'bucketMinutes', w.width, 'pointCount', points, 'throughput', throughput, 'queues', queue_list,
+    'messages', msgs, 'leases', leases, 'deadLetterQueue', dlq, 'workers', '[]'::jsonb,
+    'errors', jsonb_build_object('dbErrors', NULL, 'ackFailed', NULL, 'dlqMessages', dead),
+    'statsAge', age, 'deployment', queen.serverless_note());
+END
+$function$;
+
+CREATE OR REPLACE FUNCTION queen.dashboard_status_analytics(p_tenant text, p_from timestamp with time zone, p_to timestamp with time zone, p_queue text, p_namespace text, p_task text, p_interval text)
+ RETURNS jsonb
+ LANGUAGE sql
+ STABLE
+ SET jit TO 'off'
+AS $function$
+  WITH w AS (SELECT * FROM queen.stats_window(p_from, p_to, interval '24 hours')),
+  st AS (SELECT s.started_at, s.rolled_to FROM queen.minute_stats_state s WHERE s.id),
+  b AS (
+    SELECT g AS bucket, g + ('1 ' || p_interval)::interval AS bucket_end
+      FROM w CROSS JOIN generate_series(date_trunc(p_interval, w.t_from, 'UTC'), w.t_to, ('1 ' || p_interval)::interval) g
+  ), counts AS (
+    SELECT b.bucket, sum(m.pushed_messages) AS n
+      FROM b JOIN queen.queue_minute_stats m ON m.bucket >= b.bucket AND m.bucket < b.bucket_end
+     WHERE m.queue_id = ANY (queen.tenant_queue_ids(p_tenant, p_queue, p_namespace, p_task))
+     GROUP BY b.bucket
+  )
+  SELECT jsonb_build_object(
+    'dataPoints', COALESCE((SELECT jsonb_agg(jsonb_build_object('timestamp', queen.admin_iso(b.bucket),
+                      'messages', CASE WHEN b.bucket_end > st.started_at AND b.bucket < st.rolled_to THEN COALESCE(c.n, 0) END)
+                      ORDER BY b.bucket)
+                    FROM b LEFT JOIN counts c ON c.bucket = b.bucket LEFT JOIN st ON true), '[]'::jsonb),
+    'interval', p_interval, 'from', queen.admin_iso(w.t_from), 'to', queen.admin_iso(w.t_to))
+    FROM w
+$function$;
+
+CREATE OR REPLACE FUNCTION queen.dashboard_status_queue(p_tenant text, p_queue text)
+ RETURNS json
+ LANGUAGE sql
+ STABLE
+ SET jit TO 'off'
+AS $function$
+  WITH q AS (SELECT * FROM queen.queues q WHERE q.tenant_id = p_tenant AND q.name = p_queue),
+  parts AS (
+    SELECT p.id, p.name, p.created_at, f.*, queen.message_counts(f.held, f.pending, f.processing, f.dead_letter) AS counts,
+           COALESCE(f.oldest_unconsumed_at, first_seg.t) AS oldest, last_seg.t AS newest, p.last_offset, p.log_start
+      FROM q JOIN queen.partition_figures(ARRAY(SELECT q.id FROM q)) f ON true
+      JOIN queen.log_partitions p ON p.id = f.partition_id
+      LEFT JOIN LATERAL (SELECT s.created_at AS t FROM queen.log_segments s
+                          WHERE f.lag > 0 AND f.oldest_unconsumed_at IS NULL AND s.partition_id = p.id AND s.base_offset >= p.log_start
+                          ORDER BY s.base_offset LIMIT 1) first_seg ON true
+      LEFT JOIN LATERAL (SELECT s.created_at AS t FROM queen.log_segments s
+                          WHERE f.held > 0 AND s.partition_id = p.id AND s.base_offset <= p.last_offset
+                          ORDER BY s.base_offset DESC LIMIT 1) last_seg ON true
+  ), totals AS (
+    SELECT queen.message_counts(COALESCE(sum(parts.held), 0), COALESCE(sum(parts.pending), 0),
+                                COALESCE(sum(parts.processing), 0), COALESCE(sum(parts.dead_letter), 0))::jsonb AS counts
+      FROM parts
+  )
+  SELECT json_build_object(
+    'queue', json_build_object('id', q.id::text, 'name', q.name, 'namespace', q.namespace, 'task', q.task,
+               'priority', q.priority, 'createdAt', queen.admin_iso(q.created_at),
+               'config', json_build_object('leaseTime', q.lease_time, 'retryLimit', q.retry_limit, 'retryDelay', q.retry_delay,
+                           'ttl', q.ttl, 'maxQueueSize', q.max_size, 'deadLetterQueue', q.dead_letter_queue),
+               'options', queen.queue_options(q)),
+    'partitions', COALESCE((SELECT json_agg(json_build_object(
+                      'id', parts.id::text, 'name', parts.name, 'createdAt', queen.admin_iso(parts.created_at),
+                      'messages', parts.counts, 'stats', parts.counts,
+                      'cursor', json_build_object('totalConsumed', parts.total_consumed, 'batchesConsumed', NULL),
+                      'lastActivity', queen.admin_iso(parts.last_delivery_at),
+                      'oldestMessage', queen.admin_iso(parts.oldest), 'newestMessage', queen.admin_iso(parts.newest),
+                      'lastOffset', parts.last_offset, 'logStart', parts.log_start) ORDER BY parts.name)
+                    FROM parts), '[]'::json),
+    'totals', (SELECT jsonb_build_object('messages', totals.counts) || totals.counts FROM totals))
+    FROM q
+$function$;
+
+CREATE OR REPLACE FUNCTION queen.dashboard_status_queues(p_tenant text, p_queue text, p_namespace text, p_task text, p_limit integer, p_offset integer)
+ RETURNS jsonb
+ LANGUAGE sql
+ STABLE
+ SET jit TO 'off'
+AS $function$
+  WITH page AS (
+    SELECT q.* FROM queen.queues q
+     WHERE q.id = ANY (queen.tenant_queue_ids(p_tenant, p_queue, p_namespace, p_task))
+     ORDER BY q.created_at DESC, q.id DESC LIMIT p_limit OFFSET p_offset
+  )
+  SELECT jsonb_build_object(
+    'queues', COALESCE(jsonb_agg(jsonb_build_object(
+                'id', page.id::text, 'name', page.name, 'namespace', page.namespace, 'task', page.task,
+                'createdAt', queen.admin_iso(page.created_at), 'partitions', f.partitions,
+                'messages', jsonb_build_object('total', f.held, 'pending', f.lag, 'processing', f.processing,
+                                               'completed', GREATEST(f.held - f.lag - f.dead_letter, 0)))
+              ORDER BY page.created_at DESC, page.id DESC), '[]'::jsonb),
+    'pagination', jsonb_build_object('limit', p_limit, 'offset', p_offset))
+    FROM page CROSS JOIN LATERAL queen.queue_figures(ARRAY[page.id]) f
 $function$;
 
 CREATE OR REPLACE FUNCTION queen.delete_consumer_group(p_tenant text, p_group text, p_queue text, p_metadata boolean)
@@ -789,6 +1122,55 @@ AS $function$
     FROM lagged l
 $function$;
 
+CREATE OR REPLACE FUNCTION queen.group_positions(p_queues bigint[])
+ RETURNS TABLE(queue_id bigint, partition_id bigint, consumer_group text, last_offset bigint, log_start bigint, committed bigint, lag bigint, in_flight bigint, worker_id text, lease_acquired_at timestamp with time zone, total_consumed bigint, since timestamp with time zone)
+ LANGUAGE sql
+ STABLE
+AS $function$
+  SELECT x.queue_id, x.partition_id, x.consumer_group, x.last_offset, x.log_start, x.committed, x.lag, x.in_flight,
+         x.worker_id, x.lease_acquired_at, x.total_consumed,
+         (SELECT s.created_at FROM queen.log_segments s
+           WHERE x.lag > 0 AND s.partition_id = x.partition_id AND s.base_offset <= GREATEST(x.committed + 1, x.log_start)
+           ORDER BY s.base_offset DESC LIMIT 1)
+    FROM (
+      SELECT p.queue_id, p.id AS partition_id, c.consumer_group, p.last_offset, p.log_start, c.committed,
+             p.last_offset - GREATEST(c.committed, p.log_start - 1) AS lag,
+             CASE WHEN c.batch_end IS NOT NULL AND c.lease_expires_at > now()
+                  THEN GREATEST(c.batch_end - GREATEST(c.committed, p.log_start - 1), 0) ELSE 0 END AS in_flight,
+             CASE WHEN c.batch_end IS NOT NULL AND c.lease_expires_at > now() THEN c.worker_id END AS worker_id,
+             c.lease_acquired_at, c.total_consumed
+        FROM queen.log_partitions p
+        JOIN queen.log_consumers c ON c.partition_id = p.id
+       WHERE p.queue_id = ANY (p_queues)
+      UNION ALL
+      SELECT p.queue_id, p.id, s.consumer_group, p.last_offset, p.log_start, f.committed,
+             p.last_offset - GREATEST(f.committed, p.log_start - 1), 0, NULL, NULL, 0
+        FROM queen.consumer_subscriptions s
+        JOIN queen.log_partitions p ON p.queue_id = s.queue_id
+        CROSS JOIN LATERAL (
+          SELECT CASE WHEN s.start_at IS NULL THEN -1
+                      WHEN p.last_write_at < s.start_at - interval '2 minutes' THEN p.last_offset
+                      ELSE queen.offset_at_time(p.id, s.start_at) - 1 END AS committed) f
+       WHERE s.queue_id = ANY (p_queues)
+         AND NOT EXISTS (SELECT 1 FROM queen.log_consumers c
+                          WHERE c.partition_id = p.id AND c.consumer_group = s.consumer_group)
+    ) x
+$function$;
+
+CREATE OR REPLACE FUNCTION queen.lag_at(p_queue bigint, p_t timestamp with time zone)
+ RETURNS TABLE(partitions integer, lagging_pairs integer, max_lag_ms bigint, mean_lag_ms bigint)
+ LANGUAGE sql
+ STABLE ROWS 1
+AS $function$
+  SELECT m.partitions, m.lagging_pairs,
+         CASE WHEN m.lagging_pairs > 0 THEN floor(extract(epoch FROM p_t - m.oldest_unconsumed_at) * 1000)::bigint ELSE 0 END,
+         CASE WHEN m.lagging_pairs > 0 THEN floor(extract(epoch FROM p_t - m.mean_unconsumed_at) * 1000)::bigint ELSE 0 END
+    FROM queen.queue_minute_stats m
+   WHERE m.queue_id = p_queue AND m.sampled_at IS NOT NULL AND m.bucket <= p_t AND m.sampled_at <= p_t
+   ORDER BY m.bucket DESC
+   LIMIT 1
+$function$;
+
 CREATE OR REPLACE FUNCTION queen.lagging_partitions(p_tenant text, p_min_lag_seconds bigint)
  RETURNS jsonb
  LANGUAGE sql
@@ -802,6 +1184,20 @@ AS $function$
          ORDER BY g.age DESC, g.consumer_group, g.queue, g.partition), '[]'::jsonb)
     FROM queen.group_partitions(p_tenant, NULL, NULL) g
    WHERE g.lag > 0 AND g.age > p_min_lag_seconds
+$function$;
+
+CREATE OR REPLACE FUNCTION queen.lagging_queues(p_queues bigint[], p_from timestamp with time zone, p_to timestamp with time zone)
+ RETURNS bigint[]
+ LANGUAGE sql
+ STABLE
+AS $function$
+  SELECT COALESCE(array_agg(q.id), '{}')
+    FROM unnest(p_queues) q(id)
+   WHERE EXISTS (SELECT 1 FROM queen.queue_minute_stats m
+                  WHERE m.queue_id = q.id AND m.bucket >= p_from AND m.bucket < p_to AND m.lagging_pairs > 0)
+      OR (SELECT m.lagging_pairs FROM queen.queue_minute_stats m
+           WHERE m.queue_id = q.id AND m.sampled_at IS NOT NULL AND m.bucket < p_from
+           ORDER BY m.bucket DESC LIMIT 1) > 0
 $function$;
 
 CREATE OR REPLACE FUNCTION queen.list_consumer_groups(p_tenant text, p_queue text)
@@ -985,6 +1381,15 @@ AS $function$
   FROM generate_series(0, length(p) / 16 - 1) AS i
 $function$;
 
+CREATE OR REPLACE FUNCTION queen.message_counts(p_held numeric, p_pending numeric, p_processing numeric, p_dead numeric)
+ RETURNS json
+ LANGUAGE sql
+ IMMUTABLE
+AS $function$
+  SELECT json_build_object('total', p_held, 'pending', p_pending, 'processing', p_processing,
+           'completed', GREATEST(p_held - p_pending - p_processing - p_dead, 0), 'failed', NULL, 'deadLetter', p_dead)
+$function$;
+
 CREATE OR REPLACE FUNCTION queen.message_marks(p_partition bigint)
  RETURNS TABLE(queue_mode boolean, completed_to bigint, processing_to bigint, lease_expires_at timestamp with time zone, bus bigint[], bus_groups text[])
  LANGUAGE sql
@@ -1029,6 +1434,99 @@ AS $function$
    WHERE p.id = p_partition AND q.tenant_id = p_tenant
 $function$;
 
+CREATE OR REPLACE FUNCTION queen.metrics_snapshot(p_tenant text, p_partition_limit integer, p_database boolean)
+ RETURNS json
+ LANGUAGE plpgsql
+ STABLE
+ SET jit TO 'off'
+AS $function$
+DECLARE
+  qs BIGINT[] := queen.tenant_queue_ids(p_tenant, NULL, NULL, NULL);
+  n_partitions BIGINT;
+  st queen.minute_stats_state;
+  flags queen.tenant_settings;
+  queues JSON;
+  groups JSON;
+  partitions JSON;
+  tables JSON;
+BEGIN
+  SELECT count(*) INTO n_partitions FROM queen.log_partitions p WHERE p.queue_id = ANY (qs);
+  SELECT * INTO st FROM queen.minute_stats_state s WHERE s.id;
+  SELECT * INTO flags FROM queen.tenant_settings s WHERE s.tenant_id = p_tenant;
+
+  SELECT COALESCE(json_agg(json_build_object(
+           'queue', q.name, 'partitions', COALESCE(pt.partitions, 0), 'messages', COALESCE(pt.held, 0),
+           'pushed', COALESCE(pt.pushed, 0), 'sidecarBytes', COALESCE(pt.sidecar_bytes, 0), 'deadLetter', COALESCE(d.n, 0),
+           'segments', COALESCE(sg.segments, 0), 'segmentBytes', COALESCE(sg.bytes, 0),
+           'pushedLastMinute', CASE WHEN st.rolled_to IS NOT NULL THEN COALESCE(m.pushed_messages, 0) END)
+           ORDER BY q.name), '[]'::json)
+    INTO queues
+    FROM queen.queues q
+    LEFT JOIN LATERAL (
+      SELECT count(*) AS partitions, sum(p.last_offset - p.log_start + 1) AS held, sum(p.last_offset + 1) AS pushed,
+             16 * sum(p.last_offset + 1 - LEAST(p.txns_start, p.last_offset + 1)) AS sidecar_bytes
+        FROM queen.log_partitions p WHERE p.queue_id = q.id) pt ON true
+    LEFT JOIN LATERAL (
+      SELECT count(*) AS segments, sum(octet_length(s.blob)) AS bytes
+        FROM queen.log_partitions p JOIN queen.log_segments s ON s.partition_id = p.id AND s.base_offset >= p.log_start
+       WHERE p.queue_id = q.id) sg ON true
+    LEFT JOIN LATERAL (
+      SELECT count(*) AS n FROM queen.log_partitions p JOIN queen.log_dlq dl ON dl.partition_id = p.id WHERE p.queue_id = q.id) d ON true
+    LEFT JOIN queen.queue_minute_stats m ON m.queue_id = q.id AND m.bucket = st.rolled_to - interval '1 minute'
+   WHERE q.id = ANY (qs);
+
+  SELECT COALESCE(json_agg(json_build_object(
+           'queue', q.name, 'group', g.consumer_group, 'partitions', g.partitions, 'lag', g.lag,
+           'oldestAgeSeconds', g.oldest_age, 'inFlight', g.in_flight, 'leased', g.leased, 'consumed', g.consumed)
+           ORDER BY q.name, g.consumer_group), '[]'::json)
+    INTO groups
+    FROM (
+      SELECT gp.queue_id, gp.consumer_group, count(*) AS partitions, sum(gp.lag) AS lag,
+             COALESCE(max(extract(epoch FROM now() - gp.since)), 0) AS oldest_age,
+             sum(gp.in_flight) AS in_flight, count(*) FILTER (WHERE gp.worker_id IS NOT NULL) AS leased,
+             sum(gp.total_consumed) AS consumed
+        FROM queen.group_positions(qs) gp
+       GROUP BY gp.queue_id, gp.consumer_group) g
+    JOIN queen.queues q ON q.id = g.queue_id;
+
+  IF n_partitions <= p_partition_limit THEN
+    SELECT COALESCE(json_agg(json_build_object('queue', q.name, 'partition', p.name, 'lastOffset', p.last_offset,
+             'logStart', p.log_start) ORDER BY q.name, p.name), '[]'::json)
+      INTO partitions
+      FROM queen.log_partitions p JOIN queen.queues q ON q.id = p.queue_id
+     WHERE p.queue_id = ANY (qs);
+  END IF;
+
+  IF p_database THEN
+    SELECT json_agg(json_build_object('table', c.relname, 'bytes', pg_total_relation_size(c.oid)) ORDER BY c.relname)
+      INTO tables
+      FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+     WHERE n.nspname = 'queen' AND c.relkind = 'r';
+  END IF;
+
+  RETURN json_build_object(
+    'queues', queues, 'groups', groups, 'partitionCount', n_partitions, 'partitions', partitions,
+    'maintenance', COALESCE(flags.maintenance, false), 'popMaintenance', COALESCE(flags.pop_maintenance, false),
+    'rollupAgeSeconds', CASE WHEN st.sampled_at IS NOT NULL THEN extract(epoch FROM now() - st.sampled_at) END,
+    'tables', tables);
+END
+$function$;
+
+CREATE OR REPLACE FUNCTION queen.metrics_totals(p_tenant text)
+ RETURNS jsonb
+ LANGUAGE sql
+ STABLE
+ SET jit TO 'off'
+AS $function$
+  WITH qs AS (SELECT queen.tenant_queue_ids(p_tenant, NULL, NULL, NULL) AS ids)
+  SELECT jsonb_build_object(
+    'pushed', (SELECT COALESCE(sum(p.last_offset + 1), 0) FROM qs, queen.log_partitions p WHERE p.queue_id = ANY (qs.ids)),
+    'pushedPerSecond', (SELECT round(COALESCE(sum(m.pushed_messages), 0)::numeric / 300, 2)
+                          FROM qs, queen.minute_stats_state st
+                          JOIN queen.queue_minute_stats m ON m.bucket >= st.rolled_to - interval '5 minutes' AND m.bucket < st.rolled_to
+                         WHERE st.id AND m.queue_id = ANY (qs.ids)))
+$function$;
+
 CREATE OR REPLACE FUNCTION queen.offset_at_time(p_partition bigint, p_ts timestamp with time zone)
  RETURNS bigint
  LANGUAGE plpgsql
@@ -1056,6 +1554,35 @@ BEGIN
   END IF;
   RETURN found_base;
 END
+$function$;
+
+CREATE OR REPLACE FUNCTION queen.partition_figures(p_queues bigint[])
+ RETURNS TABLE(queue_id bigint, partition_id bigint, held bigint, lag bigint, pending bigint, processing bigint, dead_letter bigint, lifetime_pushed bigint, total_consumed bigint, lag_messages bigint, lagging_pairs bigint, oldest_unconsumed_at timestamp with time zone, unconsumed_epoch_sum double precision, last_delivery_at timestamp with time zone)
+ LANGUAGE sql
+ STABLE
+AS $function$
+  WITH per AS (
+    SELECT g.partition_id, min(g.committed) AS slowest, max(g.in_flight) AS in_flight,
+           sum(g.total_consumed) AS consumed, sum(g.lag) AS lag_messages, count(*) FILTER (WHERE g.lag > 0) AS lagging,
+           min(g.since) AS oldest, sum(extract(epoch FROM g.since)) AS epoch_sum, max(g.lease_acquired_at) AS last_delivery
+      FROM queen.group_positions(p_queues) g
+     GROUP BY g.partition_id
+  ), dead AS (
+    SELECT d.partition_id, count(*) AS n
+      FROM queen.log_dlq d JOIN queen.log_partitions dp ON dp.id = d.partition_id
+     WHERE dp.queue_id = ANY (p_queues)
+     GROUP BY d.partition_id
+  )
+  SELECT p.queue_id, p.id, p.last_offset - p.log_start + 1, x.lag, GREATEST(x.lag - x.in_flight, 0), x.in_flight,
+         COALESCE(dead.n, 0), p.last_offset + 1, COALESCE(per.consumed, 0), COALESCE(per.lag_messages, 0),
+         COALESCE(per.lagging, 0), per.oldest, per.epoch_sum, per.last_delivery
+    FROM queen.log_partitions p
+    LEFT JOIN per ON per.partition_id = p.id
+    LEFT JOIN dead ON dead.partition_id = p.id
+    CROSS JOIN LATERAL (
+      SELECT p.last_offset - GREATEST(per.slowest, p.log_start - 1) AS lag,
+             LEAST(COALESCE(per.in_flight, 0), p.last_offset - GREATEST(per.slowest, p.log_start - 1)) AS in_flight) x
+   WHERE p.queue_id = ANY (p_queues)
 $function$;
 
 CREATE OR REPLACE FUNCTION queen.partition_figures(p_tenant text, p_queue text)
@@ -1103,6 +1630,12 @@ AS $function$
    WHERE p.id = p_partition
      AND NOT EXISTS (SELECT 1 FROM queen.log_consumers c WHERE c.partition_id = p.id AND c.consumer_group = s.consumer_group)
 $function$;
+
+CREATE OR REPLACE FUNCTION queen.per_second(p_count bigint, p_width integer)
+ RETURNS numeric
+ LANGUAGE sql
+ IMMUTABLE
+AS $function$ SELECT round(p_count::numeric / (p_width * 60), 2) $function$;
 
 CREATE OR REPLACE FUNCTION queen.pop(p_tenant text, p_queue text, p_partition text, p_namespace text, p_task text, p_group text, p_batch integer, p_partitions integer, p_lease text, p_auto_ack boolean, p_mode text, p_from timestamp with time zone, p_max_bytes bigint)
  RETURNS TABLE(claim integer, queue_name text, partition_id bigint, partition_name text, from_offset bigint, batch_end bigint, attempt integer, base_offset bigint, end_offset bigint, created_at timestamp with time zone, blob bytea)
@@ -1375,6 +1908,84 @@ BEGIN
 END
 $function$;
 
+CREATE OR REPLACE FUNCTION queen.postgres_stats()
+ RETURNS jsonb
+ LANGUAGE plpgsql
+ STABLE
+ SET jit TO 'off'
+AS $function$
+DECLARE
+  usage JSONB := '[]'::jsonb;
+BEGIN
+  IF EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'pg_buffercache') THEN
+    EXECUTE $q$
+      SELECT COALESCE(jsonb_agg(x ORDER BY (x->>'bufferedBytes')::bigint DESC), '[]'::jsonb) FROM (
+        SELECT jsonb_build_object('object', c.relname, 'bufferedSize', pg_size_pretty(count(*) * 8192),
+                 'bufferedBytes', count(*) * 8192,
+                 'percentOfCache', round(100.0 * count(*) / (SELECT g.setting::int FROM pg_settings g WHERE g.name = 'shared_buffers'), 2)) AS x
+          FROM pg_buffercache b JOIN pg_class c ON pg_relation_filenode(c.oid) = b.relfilenode
+          JOIN pg_namespace n ON n.oid = c.relnamespace
+         WHERE n.nspname = 'queen' AND b.reldatabase = (SELECT oid FROM pg_database WHERE datname = current_database())
+         GROUP BY c.relname ORDER BY count(*) DESC LIMIT 20) t
+    $q$ INTO usage;
+  END IF;
+  RETURN (
+    SELECT jsonb_build_object(
+      'timestamp', queen.admin_iso(now()), 'database', current_database(),
+      'databaseCache', (SELECT jsonb_build_object('database', d.datname, 'diskReads', d.blks_read, 'cacheHits', d.blks_hit,
+                          'cacheHitRatio', round(d.blks_hit::numeric / NULLIF(d.blks_hit + d.blks_read, 0) * 100, 2))
+                          FROM pg_stat_database d WHERE d.datname = current_database()),
+      'tableCache', COALESCE((SELECT jsonb_agg(jsonb_build_object('schema', t.schemaname, 'table', t.relname,
+                          'diskReads', t.heap_blks_read, 'cacheHits', t.heap_blks_hit,
+                          'cacheHitRatio', round(t.heap_blks_hit::numeric / NULLIF(t.heap_blks_hit + t.heap_blks_read, 0) * 100, 2))
+                          ORDER BY t.relname) FROM pg_statio_user_tables t WHERE t.schemaname = 'queen'), '[]'::jsonb),
+      'indexCache', COALESCE((SELECT jsonb_agg(x) FROM (
+                          SELECT jsonb_build_object('schema', i.schemaname, 'table', i.relname, 'index', i.indexrelname,
+                            'diskReads', i.idx_blks_read, 'cacheHits', i.idx_blks_hit,
+                            'cacheHitRatio', round(i.idx_blks_hit::numeric / NULLIF(i.idx_blks_hit + i.idx_blks_read, 0) * 100, 2)) AS x
+                            FROM pg_statio_user_indexes i WHERE i.schemaname = 'queen'
+                           ORDER BY i.idx_blks_hit + i.idx_blks_read DESC LIMIT 20) t), '[]'::jsonb),
+      'cacheSummary', (SELECT jsonb_build_object(
+                          'tables', jsonb_build_object('diskReads', COALESCE(sum(t.heap_blks_read), 0), 'cacheHits', COALESCE(sum(t.heap_blks_hit), 0),
+                                      'hitRatio', round(sum(t.heap_blks_hit)::numeric / NULLIF(sum(t.heap_blks_hit) + sum(t.heap_blks_read), 0) * 100, 2)),
+                          'indexes', (SELECT jsonb_build_object('diskReads', COALESCE(sum(i.idx_blks_read), 0), 'cacheHits', COALESCE(sum(i.idx_blks_hit), 0),
+                                      'hitRatio', round(sum(i.idx_blks_hit)::numeric / NULLIF(sum(i.idx_blks_hit) + sum(i.idx_blks_read), 0) * 100, 2))
+                                        FROM pg_statio_user_indexes i WHERE i.schemaname = 'queen'))
+                          FROM pg_statio_user_tables t WHERE t.schemaname = 'queen'),
+      'deadTuples', COALESCE((SELECT jsonb_agg(x) FROM (
+                          SELECT jsonb_build_object('schema', s.schemaname, 'table', s.relname, 'deadTuples', s.n_dead_tup,
+                            'liveTuples', s.n_live_tup, 'deadPercentage', round(s.n_dead_tup::numeric / NULLIF(s.n_live_tup, 0) * 100, 2),
+                            'lastVacuum', queen.admin_iso(s.last_vacuum), 'lastAutovacuum', queen.admin_iso(s.last_autovacuum)) AS x
+                            FROM pg_stat_user_tables s WHERE s.schemaname = 'queen' AND s.n_dead_tup > 0
+                           ORDER BY s.n_dead_tup DESC LIMIT 15) t), '[]'::jsonb),
+      'hotUpdates', COALESCE((SELECT jsonb_agg(jsonb_build_object('schema', s.schemaname, 'table', s.relname,
+                          'totalUpdates', s.n_tup_upd, 'hotUpdates', s.n_tup_hot_upd,
+                          'hotUpdatePercentage', round(s.n_tup_hot_upd::numeric / NULLIF(s.n_tup_upd, 0) * 100, 2))
+                          ORDER BY s.n_tup_upd DESC) FROM pg_stat_user_tables s WHERE s.schemaname = 'queen' AND s.n_tup_upd > 0), '[]'::jsonb),
+      'activeQueries', COALESCE((SELECT jsonb_agg(x) FROM (
+                          SELECT jsonb_build_object('pid', a.pid, 'duration', round(extract(epoch FROM now() - a.query_start)::numeric, 3),
+                            'state', a.state, 'query', left(a.query, 200), 'waitEventType', a.wait_event_type, 'waitEvent', a.wait_event) AS x
+                            FROM pg_stat_activity a
+                           WHERE a.datname = current_database() AND a.pid <> pg_backend_pid() AND a.state IS DISTINCT FROM 'idle'
+                             AND a.query_start < now() - interval '1 second'
+                           ORDER BY a.query_start LIMIT 10) t), '[]'::jsonb),
+      'autovacuumStatus', COALESCE((SELECT jsonb_agg(jsonb_build_object('table', s.relname,
+                          'lastAutovacuum', queen.admin_iso(s.last_autovacuum), 'deadTuples', s.n_dead_tup,
+                          'autovacuumCount', s.autovacuum_count, 'autoanalyzeCount', s.autoanalyze_count) ORDER BY s.n_dead_tup DESC)
+                          FROM pg_stat_user_tables s WHERE s.schemaname = 'queen' AND s.n_dead_tup > 1000), '[]'::jsonb),
+      'bufferConfig', (SELECT jsonb_build_object('sharedBuffers', g.setting, 'sharedBuffersSize', pg_size_pretty(g.setting::bigint * 8192))
+                          FROM pg_settings g WHERE g.name = 'shared_buffers'),
+      'bufferUsage', usage,
+      'tableSizes', COALESCE((SELECT jsonb_agg(jsonb_build_object('table', c.relname,
+                          'totalSize', pg_size_pretty(pg_total_relation_size(c.oid)), 'totalSizeBytes', pg_total_relation_size(c.oid),
+                          'tableSize', pg_size_pretty(pg_relation_size(c.oid)), 'tableSizeBytes', pg_relation_size(c.oid),
+                          'indexSize', pg_size_pretty(pg_indexes_size(c.oid)), 'indexSizeBytes', pg_indexes_size(c.oid))
+                          ORDER BY pg_total_relation_size(c.oid) DESC)
+                          FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+                         WHERE n.nspname = 'queen' AND c.relkind = 'r'), '[]'::jsonb)));
+END
+$function$;
+
 CREATE OR REPLACE FUNCTION queen.purge_traces(p_max_age_seconds integer, p_limit integer)
  RETURNS bigint
  LANGUAGE sql
@@ -1542,6 +2153,21 @@ BEGIN
 END
 $function$;
 
+CREATE OR REPLACE FUNCTION queen.queue_figures(p_queues bigint[])
+ RETURNS TABLE(queue_id bigint, partitions bigint, held bigint, lag bigint, pending bigint, processing bigint, dead_letter bigint, lifetime_pushed bigint, total_consumed bigint, lag_messages bigint, lagging_pairs bigint, oldest_unconsumed_at timestamp with time zone, mean_unconsumed_at timestamp with time zone)
+ LANGUAGE sql
+ STABLE
+AS $function$
+  SELECT q.id, count(f.partition_id), COALESCE(sum(f.held), 0), COALESCE(sum(f.lag), 0), COALESCE(sum(f.pending), 0),
+         COALESCE(sum(f.processing), 0), COALESCE(sum(f.dead_letter), 0), COALESCE(sum(f.lifetime_pushed), 0),
+         COALESCE(sum(f.total_consumed), 0), COALESCE(sum(f.lag_messages), 0), COALESCE(sum(f.lagging_pairs), 0),
+         min(f.oldest_unconsumed_at),
+         date_trunc('milliseconds', to_timestamp(sum(f.unconsumed_epoch_sum) / NULLIF(sum(f.lagging_pairs), 0)))
+    FROM unnest(p_queues) q(id)
+    LEFT JOIN queen.partition_figures(p_queues) f ON f.queue_id = q.id
+   GROUP BY q.id
+$function$;
+
 CREATE OR REPLACE FUNCTION queen.queue_options(q queen.queues)
  RETURNS jsonb
  LANGUAGE sql
@@ -1556,6 +2182,51 @@ AS $function$
     'dedupWindowSeconds', q.dedup_window_seconds, 'encryptionEnabled', q.encryption_enabled,
     'priority', q.priority, 'maxSize', q.max_size, 'ttl', q.ttl,
     'maxWaitTimeSeconds', q.max_wait_time_seconds)
+$function$;
+
+CREATE OR REPLACE FUNCTION queen.queue_series(p_queues bigint[], p_from timestamp with time zone, p_to timestamp with time zone, p_width integer)
+ RETURNS TABLE(queue_id bigint, bucket timestamp with time zone, pushed bigint, consumed bigint, partitions_created bigint, partitions integer, avg_lag_ms bigint, max_lag_ms bigint)
+ LANGUAGE sql
+ STABLE
+AS $function$
+  WITH b AS (SELECT * FROM queen.stats_buckets(p_from, p_to, p_width)),
+  span AS (SELECT min(b.bucket) AS lo, max(b.bucket_end) AS hi FROM b),
+  sums AS (
+    SELECT m.queue_id, queen.bucket_start(m.bucket, p_width) AS bucket, sum(m.pushed_messages) AS pushed,
+           sum(COALESCE(m.consumed, 0)) AS consumed, sum(m.partitions_created) AS created
+      FROM span JOIN queen.queue_minute_stats m ON m.bucket >= span.lo AND m.bucket < span.hi
+     WHERE m.queue_id = ANY (p_queues)
+     GROUP BY 1, 2
+    HAVING sum(m.pushed_messages) > 0 OR sum(COALESCE(m.consumed, 0)) > 0 OR sum(m.partitions_created) > 0
+        OR bool_or(m.sampled_at IS NOT NULL)
+  ), keys AS (
+    SELECT s.queue_id, s.bucket FROM sums s
+    UNION
+    SELECT q.id, b.bucket FROM span CROSS JOIN unnest(queen.lagging_queues(p_queues, span.lo, span.hi)) q(id) CROSS JOIN b
+  )
+  SELECT k.queue_id, k.bucket, COALESCE(s.pushed, 0)::bigint, COALESCE(s.consumed, 0)::bigint, COALESCE(s.created, 0)::bigint,
+         l.partitions, l.mean_lag_ms, l.max_lag_ms
+    FROM keys k
+    JOIN b ON b.bucket = k.bucket
+    LEFT JOIN sums s ON s.queue_id = k.queue_id AND s.bucket = k.bucket
+    LEFT JOIN LATERAL queen.lag_at(k.queue_id, b.asof) l ON true
+   WHERE s.queue_id IS NOT NULL OR l.lagging_pairs > 0
+$function$;
+
+CREATE OR REPLACE FUNCTION queen.record_retention(p_queues bigint[], p_time bigint[], p_completed bigint[], p_eviction bigint[], p_partitions integer[])
+ RETURNS void
+ LANGUAGE sql
+AS $function$
+  INSERT INTO queen.queue_minute_stats AS m (queue_id, bucket, retention_messages, completed_retention_messages,
+                                             eviction_messages, retention_events)
+  SELECT r.queue_id, date_trunc('minute', now()), r.t, r.c, r.e, r.n
+    FROM unnest(p_queues, p_time, p_completed, p_eviction, p_partitions) AS r(queue_id, t, c, e, n)
+    JOIN queen.queues q ON q.id = r.queue_id
+  ON CONFLICT (queue_id, bucket) DO UPDATE SET
+    retention_messages = m.retention_messages + EXCLUDED.retention_messages,
+    completed_retention_messages = m.completed_retention_messages + EXCLUDED.completed_retention_messages,
+    eviction_messages = m.eviction_messages + EXCLUDED.eviction_messages,
+    retention_events = m.retention_events + EXCLUDED.retention_events
 $function$;
 
 CREATE OR REPLACE FUNCTION queen.record_trace(p_tenant text, p_id uuid, p_partition bigint, p_txn text, p_hash bytea, p_group text, p_event text, p_data jsonb, p_names text[])
@@ -1668,13 +2339,14 @@ AS $function$
 $function$;
 
 CREATE OR REPLACE FUNCTION queen.retain_partition(p_partition bigint, p_max_segments integer DEFAULT 10000)
- RETURNS TABLE(queue_id bigint, skipped boolean, segments bigint, messages bigint, sidecars bigint, more boolean)
+ RETURNS TABLE(queue_id bigint, skipped boolean, segments bigint, messages bigint, time_messages bigint, completed_messages bigint, eviction_messages bigint, sidecars bigint, more boolean)
  LANGUAGE plpgsql
 AS $function$
 DECLARE
   r RECORD;
   time_on BOOLEAN;
   done_on BOOLEAN;
+  evict_on BOOLEAN;
   low BIGINT;
   unread BOOLEAN;
   seg_to BIGINT;
@@ -1683,21 +2355,24 @@ DECLARE
   capped BOOLEAN := false;
   seg_n BIGINT := 0;
   msg_n BIGINT := 0;
+  time_n BIGINT := 0;
+  done_n BIGINT := 0;
   txn_n BIGINT := 0;
 BEGIN
   SELECT p.id, p.queue_id, p.log_start, p.txns_start, p.last_offset, q.retention_enabled,
-         q.retention_seconds, q.completed_retention_seconds, q.dedup_window_seconds
+         q.retention_seconds, q.completed_retention_seconds, q.dedup_window_seconds, q.max_wait_time_seconds
     INTO r
     FROM queen.log_partitions p JOIN queen.queues q ON q.id = p.queue_id
    WHERE p.id = p_partition;
   IF NOT FOUND THEN RETURN; END IF;
   IF NOT pg_try_advisory_xact_lock(1374027780, (p_partition % 2147483647)::int) THEN
-    RETURN QUERY SELECT r.queue_id, true, 0::bigint, 0::bigint, 0::bigint, false;
+    RETURN QUERY SELECT r.queue_id, true, 0::bigint, 0::bigint, 0::bigint, 0::bigint, 0::bigint, 0::bigint, false;
     RETURN;
   END IF;
 
   time_on := r.retention_enabled AND r.retention_seconds > 0;
   done_on := r.completed_retention_seconds > 0;
+  evict_on := r.max_wait_time_seconds > 0;
   IF done_on THEN
     SELECT min(c.committed), bool_or(c.committed IS NULL) INTO low, unread
       FROM (SELECT s.consumer_group FROM queen.consumer_subscriptions s WHERE s.queue_id = r.queue_id
@@ -1708,12 +2383,13 @@ BEGIN
   END IF;
 
   seg_to := r.log_start;
-  IF time_on OR done_on THEN
+  IF time_on OR done_on OR evict_on THEN
     SELECT s.base_offset INTO seg_to FROM queen.log_segments s
      WHERE s.partition_id = p_partition AND s.base_offset >= r.log_start
        AND NOT ((time_on AND s.created_at < now() - make_interval(secs => r.retention_seconds))
              OR (done_on AND s.end_offset <= low
-                 AND s.created_at < now() - make_interval(secs => r.completed_retention_seconds)))
+                 AND s.created_at < now() - make_interval(secs => r.completed_retention_seconds))
+             OR (evict_on AND s.created_at < now() - make_interval(secs => r.max_wait_time_seconds)))
      ORDER BY s.base_offset LIMIT 1;
     seg_to := COALESCE(seg_to, r.last_offset + 1);
     SELECT s.base_offset INTO cap FROM queen.log_segments s
@@ -1726,8 +2402,13 @@ BEGIN
     IF seg_to > r.log_start THEN
       WITH d AS (
         DELETE FROM queen.log_segments s WHERE s.partition_id = p_partition AND s.base_offset < seg_to
-        RETURNING s.end_offset - s.base_offset + 1 AS n)
-      SELECT count(*), COALESCE(sum(d.n), 0) INTO seg_n, msg_n FROM d;
+        RETURNING s.end_offset - s.base_offset + 1 AS n,
+                  time_on AND s.created_at < now() - make_interval(secs => r.retention_seconds) AS by_time,
+                  done_on AND s.end_offset <= low
+                    AND s.created_at < now() - make_interval(secs => r.completed_retention_seconds) AS by_done)
+      SELECT count(*), COALESCE(sum(d.n), 0), COALESCE(sum(d.n) FILTER (WHERE d.by_time), 0),
+             COALESCE(sum(d.n) FILTER (WHERE d.by_done AND NOT d.by_time), 0)
+        INTO seg_n, msg_n, time_n, done_n FROM d;
     END IF;
   END IF;
 
@@ -1755,7 +2436,7 @@ BEGIN
      WHERE p.id = p_partition;
   END IF;
 
-  RETURN QUERY SELECT r.queue_id, false, seg_n, msg_n, txn_n, capped;
+  RETURN QUERY SELECT r.queue_id, false, seg_n, msg_n, time_n, done_n, msg_n - time_n - done_n, txn_n, capped;
 END
 $function$;
 
@@ -1767,7 +2448,8 @@ AS $function$
   SELECT p.id, q.tenant_id, q.name
     FROM queen.log_partitions p
     JOIN queen.queues q ON q.id = p.queue_id
-   WHERE (((q.retention_enabled AND q.retention_seconds > 0) OR q.completed_retention_seconds > 0)
+   WHERE (((q.retention_enabled AND q.retention_seconds > 0) OR q.completed_retention_seconds > 0
+           OR q.max_wait_time_seconds > 0)
           AND EXISTS (
             SELECT 1 FROM (
               SELECT s.created_at FROM queen.log_segments s
@@ -1776,7 +2458,9 @@ AS $function$
              WHERE (q.retention_enabled AND q.retention_seconds > 0
                     AND f.created_at < now() - make_interval(secs => q.retention_seconds))
                 OR (q.completed_retention_seconds > 0
-                    AND f.created_at < now() - make_interval(secs => q.completed_retention_seconds))))
+                    AND f.created_at < now() - make_interval(secs => q.completed_retention_seconds))
+                OR (q.max_wait_time_seconds > 0
+                    AND f.created_at < now() - make_interval(secs => q.max_wait_time_seconds))))
       OR EXISTS (
             SELECT 1 FROM (
               SELECT t.created_at FROM queen.log_txns t
@@ -1784,6 +2468,123 @@ AS $function$
                ORDER BY t.base_offset LIMIT 1) f
              WHERE f.created_at < now() - make_interval(secs => GREATEST(q.dedup_window_seconds, q.completed_retention_seconds, 900)))
    ORDER BY p.id
+$function$;
+
+CREATE OR REPLACE FUNCTION queen.retention_series(p_queues bigint[], p_from timestamp with time zone, p_to timestamp with time zone, p_width integer)
+ RETURNS TABLE(bucket timestamp with time zone, by_time bigint, by_completed bigint, by_eviction bigint, events bigint)
+ LANGUAGE sql
+ STABLE
+AS $function$
+  SELECT queen.bucket_start(m.bucket, p_width), sum(m.retention_messages)::bigint, sum(m.completed_retention_messages)::bigint,
+         sum(m.eviction_messages)::bigint, sum(m.retention_events)::bigint
+    FROM queen.minute_stats_state st
+    JOIN queen.queue_minute_stats m ON m.bucket >= queen.bucket_start(GREATEST(p_from, st.started_at), p_width) AND m.bucket < p_to
+   WHERE st.id AND m.queue_id = ANY (p_queues) AND m.retention_events > 0
+   GROUP BY 1
+$function$;
+
+CREATE OR REPLACE FUNCTION queen.rollup_minute_stats(p_keep interval DEFAULT '7 days'::interval)
+ RETURNS TABLE(skipped boolean, from_minute timestamp with time zone, to_minute timestamp with time zone, samples integer, removed integer)
+ LANGUAGE plpgsql
+ SET jit TO 'off'
+AS $function$
+DECLARE
+  st queen.minute_stats_state;
+  t_now TIMESTAMPTZ := now();
+  t_to TIMESTAMPTZ := date_trunc('minute', now());
+  t_from TIMESTAMPTZ;
+  n_samples INT;
+  n_removed INT;
+BEGIN
+  IF NOT pg_try_advisory_xact_lock(1374027781) THEN
+    RETURN QUERY SELECT true, NULL::timestamptz, NULL::timestamptz, 0, 0;
+    RETURN;
+  END IF;
+  SELECT * INTO st FROM queen.minute_stats_state s WHERE s.id;
+  t_from := GREATEST(COALESCE(st.rolled_to, t_to) - interval '3 minutes', COALESCE(st.started_at, t_to), t_to - p_keep);
+
+  INSERT INTO queen.queue_minute_stats AS m (queue_id, bucket, pushed_messages, pushed_segments, pushed_bytes)
+  SELECT p.queue_id, seg.minute, sum(seg.messages), sum(seg.segments), sum(seg.bytes)
+    FROM queen.log_partitions p
+    CROSS JOIN LATERAL (SELECT queen.offset_at_time(p.id, t_from) AS first_offset) o
+    CROSS JOIN LATERAL (
+      SELECT date_trunc('minute', s.created_at) AS minute, sum(s.end_offset - s.base_offset + 1) AS messages,
+             count(*) AS segments, sum(octet_length(s.blob)) AS bytes
+        FROM queen.log_segments s
+       WHERE s.partition_id = p.id AND s.base_offset >= o.first_offset AND s.created_at < t_to
+       GROUP BY 1) seg
+   WHERE p.last_write_at >= t_from - interval '2 minutes'
+   GROUP BY p.queue_id, seg.minute
+  ON CONFLICT (queue_id, bucket) DO UPDATE SET
+    pushed_messages = GREATEST(m.pushed_messages, EXCLUDED.pushed_messages),
+    pushed_segments = GREATEST(m.pushed_segments, EXCLUDED.pushed_segments),
+    pushed_bytes = GREATEST(m.pushed_bytes, EXCLUDED.pushed_bytes);
+
+  INSERT INTO queen.queue_minute_stats AS m (queue_id, bucket, partitions_created)
+  SELECT p.queue_id, date_trunc('minute', p.created_at), count(*)
+    FROM queen.log_partitions p
+   WHERE p.created_at >= t_from AND p.created_at < t_to
+   GROUP BY 1, 2
+  ON CONFLICT (queue_id, bucket) DO UPDATE SET
+    partitions_created = GREATEST(m.partitions_created, EXCLUDED.partitions_created);
+
+  INSERT INTO queen.queue_minute_stats AS m (queue_id, bucket, dlq_added)
+  SELECT p.queue_id, date_trunc('minute', d.failed_at), count(*)
+    FROM queen.log_dlq d JOIN queen.log_partitions p ON p.id = d.partition_id
+   WHERE d.failed_at >= t_from AND d.failed_at < t_to
+   GROUP BY 1, 2
+  ON CONFLICT (queue_id, bucket) DO UPDATE SET dlq_added = GREATEST(m.dlq_added, EXCLUDED.dlq_added);
+
+  WITH fig AS (
+    SELECT f.*, q.created_at AS queue_created
+      FROM queen.queue_figures(ARRAY(SELECT q.id FROM queen.queues q)) f
+      JOIN queen.queues q ON q.id = f.queue_id
+  ), cand AS (
+    SELECT f.*, last.sampled_at AS last_at,
+           (f.partitions::int, f.held, f.lag_messages, f.processing, f.lagging_pairs::int, f.oldest_unconsumed_at,
+            f.mean_unconsumed_at, f.total_consumed)
+             IS DISTINCT FROM
+           (last.partitions, last.held, last.lag_messages, last.in_flight, last.lagging_pairs, last.oldest_unconsumed_at,
+            last.mean_unconsumed_at, last.consumed_total) AS changed,
+           CASE WHEN earlier.consumed_total IS NOT NULL THEN GREATEST(f.total_consumed - earlier.consumed_total, 0)
+                WHEN f.queue_created >= st.started_at THEN f.total_consumed END AS consumed
+      FROM fig f
+      LEFT JOIN LATERAL (
+        SELECT m.* FROM queen.queue_minute_stats m
+         WHERE m.queue_id = f.queue_id AND m.sampled_at IS NOT NULL ORDER BY m.bucket DESC LIMIT 1) last ON true
+      LEFT JOIN LATERAL (
+        SELECT m.consumed_total FROM queen.queue_minute_stats m
+         WHERE m.queue_id = f.queue_id AND m.sampled_at IS NOT NULL AND m.bucket < t_to
+         ORDER BY m.bucket DESC LIMIT 1) earlier ON true
+  ), written AS (
+    INSERT INTO queen.queue_minute_stats AS m (
+      queue_id, bucket, sampled_at, partitions, held, lag_messages, in_flight, lagging_pairs,
+      oldest_unconsumed_at, mean_unconsumed_at, consumed_total, consumed)
+    SELECT n.queue_id, t_to, t_now, n.partitions, n.held, n.lag_messages, n.processing, n.lagging_pairs,
+           n.oldest_unconsumed_at, n.mean_unconsumed_at, n.total_consumed, n.consumed
+      FROM cand n
+     WHERE n.changed OR (n.partitions > 0 AND n.last_at < t_now - interval '6 hours')
+    ON CONFLICT (queue_id, bucket) DO UPDATE SET
+      sampled_at = EXCLUDED.sampled_at, partitions = EXCLUDED.partitions, held = EXCLUDED.held,
+      lag_messages = EXCLUDED.lag_messages, in_flight = EXCLUDED.in_flight, lagging_pairs = EXCLUDED.lagging_pairs,
+      oldest_unconsumed_at = EXCLUDED.oldest_unconsumed_at, mean_unconsumed_at = EXCLUDED.mean_unconsumed_at,
+      consumed_total = EXCLUDED.consumed_total, consumed = EXCLUDED.consumed
+    RETURNING 1
+  )
+  SELECT count(*) INTO n_samples FROM written;
+
+  WITH gone AS (DELETE FROM queen.queue_minute_stats m WHERE m.bucket < t_now - p_keep RETURNING 1)
+  SELECT count(*) INTO n_removed FROM gone;
+
+  INSERT INTO queen.minute_stats_state AS s (id, started_at, rolled_to, sampled_at)
+  VALUES (true, t_to, t_to, t_now)
+  ON CONFLICT (id) DO UPDATE SET rolled_to = EXCLUDED.rolled_to, sampled_at = EXCLUDED.sampled_at;
+
+  RETURN QUERY SELECT false, t_from, t_to, n_samples, n_removed;
+EXCEPTION WHEN foreign_key_violation THEN
+  -- A queue was deleted while this run counted it: the next run recomputes the same minutes.
+  RETURN QUERY SELECT true, NULL::timestamptz, NULL::timestamptz, 0, 0;
+END
 $function$;
 
 CREATE OR REPLACE FUNCTION queen.seek_consumer_group(p_tenant text, p_queue text, p_group text, p_to_end boolean, p_ts timestamp with time zone, p_partition text, p_offset bigint)
@@ -1839,6 +2640,17 @@ AS $function$
    ORDER BY s.base_offset DESC LIMIT 1
 $function$;
 
+CREATE OR REPLACE FUNCTION queen.serverless_note()
+ RETURNS jsonb
+ LANGUAGE sql
+ IMMUTABLE
+AS $function$
+  SELECT jsonb_build_object('kind', 'serverless',
+    'workers', 'not applicable: a serverless deployment has no long-lived workers, so worker, event-loop, process and pool figures are null',
+    'requests', 'push, pop and ack requests, deliveries and empty pops are not counted: no counter on the hot path',
+    'history', 'per-minute history is written by the retention cron; it is as fresh as its last run')
+$function$;
+
 CREATE OR REPLACE FUNCTION queen.spread_json(v bigint[])
  RETURNS jsonb
  LANGUAGE sql
@@ -1850,6 +2662,74 @@ AS $function$
     'min', COALESCE(min(x), 0), 'max', COALESCE(max(x), 0))
     FROM unnest(v) AS x
 $function$;
+
+CREATE OR REPLACE FUNCTION queen.stats_buckets(p_from timestamp with time zone, p_to timestamp with time zone, p_width integer)
+ RETURNS TABLE(bucket timestamp with time zone, bucket_end timestamp with time zone, asof timestamp with time zone)
+ LANGUAGE sql
+ STABLE ROWS 100
+AS $function$
+  SELECT b, b + make_interval(mins => p_width), LEAST(b + make_interval(mins => p_width), st.sampled_at)
+    FROM queen.minute_stats_state st
+    CROSS JOIN generate_series(queen.bucket_start(GREATEST(p_from, st.started_at), p_width),
+                               LEAST(p_to, st.rolled_to) - interval '1 microsecond', make_interval(mins => p_width)) b
+   WHERE st.id
+$function$;
+
+CREATE OR REPLACE FUNCTION queen.stats_window(p_from timestamp with time zone, p_to timestamp with time zone, p_default interval)
+ RETURNS TABLE(t_from timestamp with time zone, t_to timestamp with time zone, width integer)
+ LANGUAGE sql
+ STABLE
+AS $function$
+  SELECT f, t, queen.bucket_minutes(f, t)
+    FROM (SELECT COALESCE(p_to, now()) AS t) t
+    CROSS JOIN LATERAL (SELECT COALESCE(p_from, t.t - p_default) AS f) f
+$function$;
+
+CREATE OR REPLACE FUNCTION queen.tenant_queue_ids(p_tenant text, p_queue text, p_namespace text, p_task text)
+ RETURNS bigint[]
+ LANGUAGE sql
+ STABLE
+AS $function$
+  SELECT COALESCE(array_agg(q.id ORDER BY q.id), '{}')
+    FROM queen.queues q
+   WHERE q.tenant_id = p_tenant AND (p_queue IS NULL OR q.name = p_queue)
+     AND (p_namespace IS NULL OR q.namespace = p_namespace) AND (p_task IS NULL OR q.task = p_task)
+$function$;
+
+CREATE OR REPLACE FUNCTION queen.tenant_series(p_queues bigint[], p_from timestamp with time zone, p_to timestamp with time zone, p_width integer)
+ RETURNS TABLE(bucket timestamp with time zone, pushed bigint, segments bigint, consumed bigint, dlq bigint, avg_lag_ms bigint, max_lag_ms bigint)
+ LANGUAGE sql
+ STABLE
+AS $function$
+  WITH b AS (SELECT * FROM queen.stats_buckets(p_from, p_to, p_width)),
+  span AS (SELECT min(b.bucket) AS lo, max(b.bucket_end) AS hi FROM b),
+  sums AS (
+    SELECT queen.bucket_start(m.bucket, p_width) AS bucket, sum(m.pushed_messages) AS pushed,
+           sum(m.pushed_segments) AS segments, sum(m.consumed) AS consumed, sum(m.dlq_added) AS dlq
+      FROM span JOIN queen.queue_minute_stats m ON m.bucket >= span.lo AND m.bucket < span.hi
+     WHERE m.queue_id = ANY (p_queues)
+     GROUP BY 1
+  ), lags AS (
+    SELECT b.bucket, sum(l.lagging_pairs * l.mean_lag_ms) / NULLIF(sum(l.lagging_pairs), 0) AS avg_ms,
+           max(l.max_lag_ms) AS max_ms
+      FROM span
+      CROSS JOIN unnest(queen.lagging_queues(p_queues, span.lo, span.hi)) q(id)
+      CROSS JOIN b
+      CROSS JOIN LATERAL queen.lag_at(q.id, b.asof) l
+     GROUP BY b.bucket
+  )
+  SELECT b.bucket, COALESCE(s.pushed, 0)::bigint, COALESCE(s.segments, 0)::bigint, COALESCE(s.consumed, 0)::bigint,
+         COALESCE(s.dlq, 0)::bigint, COALESCE(l.avg_ms, 0)::bigint, COALESCE(l.max_ms, 0)::bigint
+    FROM b
+    LEFT JOIN sums s ON s.bucket = b.bucket
+    LEFT JOIN lags l ON l.bucket = b.bucket
+$function$;
+
+CREATE OR REPLACE FUNCTION queen.time_range(p_from timestamp with time zone, p_to timestamp with time zone)
+ RETURNS jsonb
+ LANGUAGE sql
+ IMMUTABLE
+AS $function$ SELECT jsonb_build_object('from', queen.admin_iso(p_from), 'to', queen.admin_iso(p_to)) $function$;
 
 CREATE OR REPLACE FUNCTION queen.trace_json(t queen.message_traces)
  RETURNS jsonb

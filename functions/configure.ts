@@ -22,10 +22,13 @@ import {
   readSeekRequest,
   readSubscriptionUpdate,
 } from '../lib/http/requests/configure.js';
+import { dashboardRoutes } from './dashboard.js';
 
 const tenant = (c: Context<BrokerEnv>) => c.get('principal').tenant;
 
 export default defineFunction('configure', (app) => {
+  dashboardRoutes(app);
+
   app.post('/api/v1/configure', requireRole('admin'), async (c) => {
     const req = await readConfigureRequest(c);
     return c.json(await configureQueue(c.get('db'), tenant(c), req));

@@ -18,6 +18,8 @@ export interface Config {
   maxResponseBytes: number;
   /** Longest a long-poll may wait, ms: the function's own time limit minus headroom. */
   maxWaitMs: number;
+  /** /metrics/prometheus gives per-partition series only while a tenant has at most this many partitions. */
+  metricsPartitionSeries: number;
 }
 
 const MiB = 1024 * 1024;
@@ -39,6 +41,7 @@ export function readConfig(env: Env, defaults: { auth: 'jwt' | 'none' }): Config
     maxMessageBytes: int(env, 'QUEEN_MAX_MESSAGE_BYTES', 4 * MiB),
     maxResponseBytes: int(env, 'QUEEN_MAX_RESPONSE_BYTES', 5 * MiB),
     maxWaitMs: int(env, 'QUEEN_MAX_WAIT_MS', 60_000),
+    metricsPartitionSeries: int(env, 'QUEEN_METRICS_PARTITION_SERIES', 1000),
   };
 }
 

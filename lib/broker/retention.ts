@@ -2,16 +2,23 @@
 // retains each in its own short statements of at most `segmentsPerStatement` segments, so no
 // transaction spans the run and a partition row is locked only from its watermark update to
 // commit. Overlapping runs skip each other's partitions (a per-partition advisory lock); a run
-// is idempotent.
+// is idempotent. Each run first rolls up the per-minute figures (before it deletes what they
+// count), and records what each rule deleted.
 import type { Database } from '../db/types.js';
 import { purgeTraces } from './traces.js';
+import { recordRetention, rollupMinuteStats, type RollupReport } from './minute-stats.js';
 
 export interface QueueRetention {
   tenant: string;
   queue: string;
+  queueId: string;
   partitions: number;
   segmentsDeleted: number;
   messagesDeleted: number;
+  /** messagesDeleted split by the rule that allowed it: retentionSeconds, completedRetentionSeconds, maxWaitTimeSeconds. */
+  retentionMessages: number;
+  completedRetentionMessages: number;
+  evictionMessages: number;
   sidecarRowsPurged: number;
 }
 
@@ -23,6 +30,7 @@ export interface RetentionReport {
   sidecarRowsPurged: number;
   queues: QueueRetention[];
   tracesDeleted: number;
+  stats: RollupReport | null;
 }
 
 export interface RetentionOptions {
@@ -32,9 +40,20 @@ export interface RetentionOptions {
   parallel?: number;
 }
 
+const queueKey = (tenant: string, queue: string) => `${tenant}\u0000${queue}`;
+
 export async function runRetention(db: Database, options: RetentionOptions = {}): Promise<RetentionReport> {
   const perStatement = options.segmentsPerStatement ?? 10_000;
   const parallel = options.parallel ?? 4;
+  // The rollup counts what retention is about to delete, so it goes first; but a failing rollup
+  // must never stop retention: its error is thrown once retention has done its work.
+  let stats: RollupReport | null = null;
+  let rollupFailure: unknown = null;
+  try {
+    stats = await rollupMinuteStats(db);
+  } catch (err) {
+    rollupFailure = err;
+  }
   const candidates = await db.query<{ partition_id: string; tenant: string; queue: string }>(
     'SELECT partition_id, tenant, queue FROM queen.retention_candidates()',
   );
@@ -46,18 +65,32 @@ export async function runRetention(db: Database, options: RetentionOptions = {})
     sidecarRowsPurged: 0,
     queues: [],
     tracesDeleted: 0,
+    stats,
   };
   const perQueue = new Map<string, QueueRetention>();
+  // Partitions whose segments were deleted, per queue: the rollup's retention events.
+  const retainedPartitions = new Map<string, number>();
   let next = 0;
   const worker = async () => {
     while (next < candidates.length) {
       const c = candidates[next++]!;
+      let queueId = '';
       let segments = 0;
-      let messages = 0;
       let sidecars = 0;
+      const byRule = { messages: 0, time: 0, completed: 0, eviction: 0 };
       for (;;) {
-        const [row] = await db.query<{ skipped: boolean; segments: string; messages: string; sidecars: string; more: boolean }>(
-          'SELECT skipped, segments, messages, sidecars, more FROM queen.retain_partition($1, $2)',
+        const [row] = await db.query<{
+          queue_id: string;
+          skipped: boolean;
+          segments: string;
+          messages: string;
+          time_messages: string;
+          completed_messages: string;
+          eviction_messages: string;
+          sidecars: string;
+          more: boolean;
+        }>(
+          'SELECT queue_id, skipped, segments, messages, time_messages, completed_messages, eviction_messages, sidecars, more FROM queen.retain_partition($1, $2)',
           [c.partition_id, perStatement],
         );
         if (!row) break;
@@ -65,29 +98,53 @@ export async function runRetention(db: Database, options: RetentionOptions = {})
           report.partitionsSkipped++;
           break;
         }
+        queueId = String(row.queue_id);
         segments += Number(row.segments);
-        messages += Number(row.messages);
         sidecars += Number(row.sidecars);
+        byRule.messages += Number(row.messages);
+        byRule.time += Number(row.time_messages);
+        byRule.completed += Number(row.completed_messages);
+        byRule.eviction += Number(row.eviction_messages);
         if (!row.more) break;
       }
       if (segments + sidecars === 0) continue;
-      const key = `${c.tenant}\u0000${c.queue}`;
+      const key = queueKey(c.tenant, c.queue);
       let q = perQueue.get(key);
       if (!q) {
-        q = { tenant: c.tenant, queue: c.queue, partitions: 0, segmentsDeleted: 0, messagesDeleted: 0, sidecarRowsPurged: 0 };
+        q = {
+          tenant: c.tenant,
+          queue: c.queue,
+          queueId,
+          partitions: 0,
+          segmentsDeleted: 0,
+          messagesDeleted: 0,
+          retentionMessages: 0,
+          completedRetentionMessages: 0,
+          evictionMessages: 0,
+          sidecarRowsPurged: 0,
+        };
         perQueue.set(key, q);
       }
       q.partitions++;
+      if (segments > 0) retainedPartitions.set(key, (retainedPartitions.get(key) ?? 0) + 1);
       q.segmentsDeleted += segments;
-      q.messagesDeleted += messages;
+      q.messagesDeleted += byRule.messages;
+      q.retentionMessages += byRule.time;
+      q.completedRetentionMessages += byRule.completed;
+      q.evictionMessages += byRule.eviction;
       q.sidecarRowsPurged += sidecars;
       report.segmentsDeleted += segments;
-      report.messagesDeleted += messages;
+      report.messagesDeleted += byRule.messages;
       report.sidecarRowsPurged += sidecars;
     }
   };
   await Promise.all(Array.from({ length: Math.min(parallel, candidates.length) }, worker));
   report.tracesDeleted = await purgeTraces(db);
   report.queues = [...perQueue.values()].sort((a, b) => (a.tenant + a.queue < b.tenant + b.queue ? -1 : 1));
+  await recordRetention(
+    db,
+    report.queues.map((q) => ({ ...q, partitions: retainedPartitions.get(queueKey(q.tenant, q.queue)) ?? 0 })),
+  );
+  if (rollupFailure) throw rollupFailure;
   return report;
 }

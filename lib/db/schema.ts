@@ -228,3 +228,61 @@ export const messageTraceNames = queen.table(
     index('idx_message_trace_names_name').on(t.tenantId, t.traceName, t.createdAt),
   ],
 );
+
+// Per (queue, minute) figures for the dashboard's history (issue 11), written only by the retention
+// cron, never by push/pop/ack: pushes recomputed from segments for closed minutes, dead letters and
+// partitions by their timestamps, retention by rule, and gauges sampled when they change.
+export const queueMinuteStats = queen.table(
+  'queue_minute_stats',
+  {
+    queueId: bigint('queue_id', { mode: 'number' })
+      .notNull()
+      .references(() => queues.id, { onDelete: 'cascade' }),
+    bucket: instant('bucket').notNull(),
+    pushedMessages: offset('pushed_messages').notNull().default(0),
+    pushedSegments: offset('pushed_segments').notNull().default(0),
+    pushedBytes: offset('pushed_bytes').notNull().default(0),
+    partitionsCreated: integer('partitions_created').notNull().default(0),
+    dlqAdded: integer('dlq_added').notNull().default(0),
+    retentionMessages: offset('retention_messages').notNull().default(0),
+    completedRetentionMessages: offset('completed_retention_messages').notNull().default(0),
+    evictionMessages: offset('eviction_messages').notNull().default(0),
+    retentionEvents: integer('retention_events').notNull().default(0),
+    // The gauges of the last sample taken in this minute; NULL when none was.
+    sampledAt: instant('sampled_at'),
+    partitions: integer('partitions'),
+    held: offset('held'),
+    lagMessages: offset('lag_messages'),
+    inFlight: offset('in_flight'),
+    laggingPairs: integer('lagging_pairs'),
+    // Over the (partition, group) pairs with lag: the oldest unconsumed segment time, and the mean
+    // of those times, so the lag at any later instant t is t minus them until the next sample.
+    oldestUnconsumedAt: instant('oldest_unconsumed_at'),
+    meanUnconsumedAt: instant('mean_unconsumed_at'),
+    consumedTotal: offset('consumed_total'),
+    // Messages the queue's cursors advanced since the previous sample.
+    consumed: offset('consumed'),
+  },
+  (t) => [
+    primaryKey({ name: 'queue_minute_stats_pk', columns: [t.queueId, t.bucket] }),
+    // The cron drops rows older than a week across all queues.
+    index('idx_queue_minute_stats_bucket').on(t.bucket),
+  ],
+);
+
+// The rollup's watermarks: one row.
+export const minuteStatsState = queen.table('minute_stats_state', {
+  id: boolean('id').primaryKey().default(true),
+  startedAt: instant('started_at').notNull(),
+  // Minutes before this were recomputed from the log.
+  rolledTo: instant('rolled_to').notNull(),
+  sampledAt: instant('sampled_at').notNull(),
+});
+
+// Per-tenant switches (SPEC §3.8b): maintenance and pop maintenance, read by pop.
+export const tenantSettings = queen.table('tenant_settings', {
+  tenantId: text('tenant_id').primaryKey(),
+  maintenance: boolean('maintenance').notNull().default(false),
+  popMaintenance: boolean('pop_maintenance').notNull().default(false),
+  updatedAt: instant('updated_at').notNull().defaultNow(),
+});

@@ -1,5 +1,5 @@
 // Builds one Hono app from route families: CORS, errors, /health, database and principal per request.
-import { Hono } from 'hono';
+import { Hono, type MiddlewareHandler } from 'hono';
 import { cors } from 'hono/cors';
 import type { Config } from '../config.js';
 import type { Database } from '../db/types.js';
@@ -41,14 +41,17 @@ export function buildApp(functions: QueenFunction[], options: AppOptions): Hono<
     }
   });
 
-  app.use('/api/*', async (c, next) => {
+  // Everything but /health: the API, and the metrics and streams paths Queen serves outside it.
+  const perRequest: MiddlewareHandler<BrokerEnv> = async (c, next) => {
     // A pop takes a lease: no CDN or proxy in front of a function may ever replay a response.
     c.header('Cache-Control', 'no-store');
     c.set('config', options.config);
     c.set('principal', options.authenticate ? await options.authenticate(c.req.raw, options.config) : anonymousAdmin);
     c.set('db', await options.database());
     await next();
-  });
+  };
+  // '/metrics/*' also matches /metrics itself.
+  for (const path of ['/api/*', '/metrics/*', '/streams/*']) app.use(path, perRequest);
 
   for (const fn of functions) fn.routes(app);
 

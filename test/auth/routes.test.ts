@@ -80,7 +80,7 @@ describe('role matrix (SPEC §2: read-only ⊂ read-write ⊂ admin)', () => {
         const res = await secured().call(route.method, route.path, route.body, bearer(token));
         if (allows(role, route.role)) {
           expect([401, 403]).not.toContain(res.status);
-          if (route.notSupported) expect([res.status, res.body.code]).toEqual([501, 'not_supported']);
+          if (route.answers) expect([res.status, res.body.code]).toEqual([route.answers, 'not_supported']);
           else expect(res.status).toBeLessThan(500);
           expect(res.body?.code).not.toBe('route_not_found');
         } else {

@@ -8,8 +8,8 @@ export interface RouteCase {
   path: string;
   body?: unknown;
   role: Role;
-  /** Served with a 501 not_supported once the role lets it through. */
-  notSupported?: true;
+  /** What a caller with the role gets when the route has nothing behind it (SPEC §3.8b: 501). */
+  answers?: 501;
 }
 
 const TXN = 'role-matrix-txn';
@@ -45,11 +45,35 @@ export const ROUTES: RouteCase[] = [
   { method: 'GET', pattern: '/api/v1/messages/:partitionId/:transactionId', path: `/api/v1/messages/1/${TXN}`, role: 'read-only' },
   { method: 'DELETE', pattern: '/api/v1/messages/:partitionId/:transactionId', path: `/api/v1/messages/1/${TXN}`, role: 'admin' },
   { method: 'POST', pattern: '/api/v1/messages/:partitionId/:transactionId/retry', path: `/api/v1/messages/1/${TXN}/retry`, body: {}, role: 'admin' },
-  { method: 'POST', pattern: '/api/v1/messages/:partitionId/:transactionId/dlq', path: `/api/v1/messages/1/${TXN}/dlq`, body: {}, role: 'admin', notSupported: true },
+  { method: 'POST', pattern: '/api/v1/messages/:partitionId/:transactionId/dlq', path: `/api/v1/messages/1/${TXN}/dlq`, body: {}, role: 'admin', answers: 501 },
   { method: 'POST', pattern: '/api/v1/traces', path: '/api/v1/traces', body: { transactionId: TXN, partitionId: '1', data: { n: 1 } }, role: 'read-write' },
   { method: 'GET', pattern: '/api/v1/traces/names', path: '/api/v1/traces/names', role: 'read-only' },
   { method: 'GET', pattern: '/api/v1/traces/by-name/:name', path: '/api/v1/traces/by-name/rm', role: 'read-only' },
   { method: 'GET', pattern: '/api/v1/traces/:partitionId/:transactionId', path: `/api/v1/traces/1/${TXN}`, role: 'read-only' },
+  // Queen's dashboard and Prometheus (issue 11), served by the configure family.
+  { method: 'GET', pattern: '/api/v1/status', path: '/api/v1/status', role: 'read-only' },
+  { method: 'GET', pattern: '/api/v1/status/queues', path: '/api/v1/status/queues?limit=500', role: 'read-only' },
+  { method: 'GET', pattern: '/api/v1/status/queues/:queue', path: '/api/v1/status/queues/rm', role: 'read-only' },
+  { method: 'GET', pattern: '/api/v1/status/analytics', path: '/api/v1/status/analytics', role: 'read-only' },
+  { method: 'GET', pattern: '/api/v1/status/buffers', path: '/api/v1/status/buffers', role: 'read-only' },
+  { method: 'GET', pattern: '/api/v1/analytics/queue-ops', path: '/api/v1/analytics/queue-ops', role: 'read-only' },
+  { method: 'GET', pattern: '/api/v1/analytics/queue-lag', path: '/api/v1/analytics/queue-lag', role: 'read-only' },
+  { method: 'GET', pattern: '/api/v1/analytics/retention', path: '/api/v1/analytics/retention', role: 'read-only' },
+  { method: 'GET', pattern: '/api/v1/analytics/worker-metrics', path: '/api/v1/analytics/worker-metrics', role: 'read-only' },
+  { method: 'GET', pattern: '/api/v1/analytics/system-metrics', path: '/api/v1/analytics/system-metrics', role: 'read-only' },
+  { method: 'GET', pattern: '/api/v1/analytics/queue-parked-replicas', path: '/api/v1/analytics/queue-parked-replicas', role: 'read-only' },
+  { method: 'GET', pattern: '/api/v1/analytics/postgres-stats', path: '/api/v1/analytics/postgres-stats', role: 'admin' },
+  { method: 'GET', pattern: '/api/v1/system/maintenance', path: '/api/v1/system/maintenance', role: 'read-only' },
+  { method: 'POST', pattern: '/api/v1/system/maintenance', path: '/api/v1/system/maintenance', body: { enabled: false }, role: 'admin' },
+  { method: 'GET', pattern: '/api/v1/system/maintenance/pop', path: '/api/v1/system/maintenance/pop', role: 'read-only' },
+  { method: 'POST', pattern: '/api/v1/system/maintenance/pop', path: '/api/v1/system/maintenance/pop', body: { enabled: false }, role: 'admin' },
+  { method: 'GET', pattern: '/api/v1/system/shared-state', path: '/api/v1/system/shared-state', role: 'admin' },
+  { method: 'GET', pattern: '/api/v1/migration/status', path: '/api/v1/migration/status', role: 'read-only' },
+  { method: 'POST', pattern: '/api/v1/migration/:action', path: '/api/v1/migration/test-connection', body: {}, role: 'admin', answers: 501 },
+  { method: 'POST', pattern: '/streams/v1/*', path: '/streams/v1/queries', body: {}, role: 'read-write', answers: 501 },
+  { method: 'GET', pattern: '/api/me', path: '/api/me', role: 'read-only' },
+  { method: 'GET', pattern: '/metrics', path: '/metrics', role: 'read-only' },
+  { method: 'GET', pattern: '/metrics/prometheus', path: '/metrics/prometheus', role: 'read-only' },
 ];
 
 export const ROLES: Role[] = ['read-only', 'read-write', 'admin'];

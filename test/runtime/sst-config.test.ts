@@ -150,6 +150,9 @@ describe('sst.config.ts run()', () => {
       ['/api/v1/dlq', 'Dlq'], ['/api/v1/messages/1/tx/retry', 'Dlq'], ['/api/v1/messages', 'Dlq'],
       ['/api/v1/traces', 'Dlq'], ['/api/v1/traces/by-name/n', 'Dlq'], ['/api/v1/stats/refresh', 'Configure'],
       ['/api/v1/consumer-groups/g/queues/q/partitions/p/seek', 'Configure'], ['/api/v1/resources/overview', 'Configure'],
+      ['/api/v1/status/queues/q', 'Configure'], ['/api/v1/analytics/queue-ops', 'Configure'], ['/api/v1/system/maintenance/pop', 'Configure'],
+      ['/api/v1/migration/status', 'Configure'], ['/api/me', 'Configure'], ['/metrics', 'Configure'], ['/metrics/prometheus', 'Configure'],
+      ['/streams/v1/queries', 'Configure'],
     ] as const) {
       expect(target(path), path).toBe(outputs.url(family));
     }

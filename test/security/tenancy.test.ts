@@ -1,5 +1,6 @@
 // Tenant A, an admin in its own tenant, drives every route at tenant B's resources: nothing may be read, changed or revealed.
 import { beforeAll, describe, expect, it } from 'vitest';
+import { rollupMinuteStats } from '../../lib/broker/minute-stats.js';
 import { useDatabase } from '../support/db.js';
 import { callerFor, enc, type Caller } from './support.js';
 
@@ -99,6 +100,34 @@ describe('tenant A cannot see tenant B', () => {
       expect(res.status).toBe(404);
       expect(res.text).not.toContain('owner');
     }
+  });
+});
+
+describe('tenant A sees nothing of tenant B on the dashboard and metrics routes', () => {
+  it('status, analytics and metrics answer A without a trace of B\'s queue, group or figures', async () => {
+    await rollupMinuteStats(db());
+    expect((await b('GET', '/api/v1/status')).body.messages.total).toBe(3);
+    expect((await b('GET', '/metrics/prometheus')).text).toContain(GROUP_B);
+    for (const path of [
+      '/api/v1/status', `/api/v1/status?queue=${enc(QUEUE_B)}`, '/api/v1/status/queues', '/api/v1/status/analytics',
+      '/api/v1/analytics/queue-ops', `/api/v1/analytics/queue-ops?queue=${enc(QUEUE_B)}`, '/api/v1/analytics/queue-lag',
+      '/api/v1/analytics/retention', '/api/v1/analytics/worker-metrics', '/metrics/prometheus', '/metrics',
+    ]) {
+      const res = await a('GET', path);
+      expect([path, res.status]).toEqual([path, 200]);
+      for (const secret of ['orders', GROUP_B, 'tenant-b']) expect([path, res.text.includes(secret)]).toEqual([path, false]);
+    }
+    expect((await a('GET', '/api/v1/status')).body.messages).toMatchObject({ total: 0, deadLetter: 0 });
+    expect((await a('GET', '/metrics')).body.messages.total).toBe(0);
+    const detail = await a('GET', `/api/v1/status/queues/${enc(QUEUE_B)}`);
+    expect(detail.status).toBe(404);
+    expect(detail.text).not.toContain('tenant-b');
+  });
+
+  it('maintenance switched on by A leaves B\'s pops and switches alone', async () => {
+    expect((await a('POST', '/api/v1/system/maintenance/pop', { enabled: true })).body.popMaintenanceMode).toBe(true);
+    expect((await b('GET', '/api/v1/system/maintenance')).body).toMatchObject({ maintenanceMode: false, popMaintenanceMode: false });
+    expect((await a('POST', '/api/v1/system/maintenance/pop', { enabled: false })).body.popMaintenanceMode).toBe(false);
   });
 });
 

@@ -65,7 +65,7 @@ export function testClient(db: Database | (() => Database), options: ClientOptio
     log: options.log ?? (() => {}),
   });
 
-  /** Sends a request; a non-string body is sent as JSON. Returns status and parsed JSON (or null). */
+  /** Sends a request; a non-string body is sent as JSON. Returns status and parsed JSON (null for none, or for text such as Prometheus'). */
   async function call<T = any>(method: string, path: string, body?: unknown, headers: Record<string, string> = {}) {
     const init: RequestInit = { method, headers: { ...options.headers, ...headers } };
     if (body !== undefined) {
@@ -74,7 +74,8 @@ export function testClient(db: Database | (() => Database), options: ClientOptio
     }
     const res = await app.request(path, init);
     const text = await res.text();
-    return { status: res.status, body: (text ? JSON.parse(text) : null) as T, text, headers: res.headers };
+    const json = text !== '' && !(res.headers.get('content-type') ?? '').startsWith('text/plain');
+    return { status: res.status, body: (json ? JSON.parse(text) : null) as T, text, headers: res.headers };
   }
 
   /** One push request of `payloads` to queue/partition (one segment); throws unless 201. */

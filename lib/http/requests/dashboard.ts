@@ -1,0 +1,48 @@
+// Query strings and bodies of the dashboard's routes (issue 11): time windows, queue filters,
+// pages and the maintenance switch. Parameters the dashboard sends that mean nothing here
+// (hostname, workerId) are ignored, as Queen ignores what it does not read.
+import type { Context } from 'hono';
+import * as v from 'valibot';
+import { nameSchema } from '../../broker/names.js';
+import type { AnalyticsInterval, QueueFilter, StatsWindow } from '../../broker/status.js';
+import { badRequest } from '../../errors.js';
+import type { BrokerEnv } from '../context.js';
+import { isObject, readJson, timestampSchema, validate, wholeNumberTextSchema } from './body.js';
+
+export const MAX_STATUS_PAGE = 1000;
+
+const dashboardQuery = v.object({
+  from: v.optional(timestampSchema('from')),
+  to: v.optional(timestampSchema('to')),
+  queue: v.optional(nameSchema('queue')),
+  namespace: v.optional(nameSchema('namespace')),
+  task: v.optional(nameSchema('task')),
+  limit: v.optional(wholeNumberTextSchema('limit', 1, MAX_STATUS_PAGE), '100'),
+  offset: v.optional(wholeNumberTextSchema('offset', 0, Number.MAX_SAFE_INTEGER), '0'),
+  interval: v.optional(v.string(), 'hour'),
+});
+
+/** Every dashboard parameter, checked; empty values count as absent. */
+export function parseDashboardQuery(query: Record<string, string>) {
+  const present = Object.fromEntries(Object.entries(query).filter(([, value]) => value !== ''));
+  const q = validate(dashboardQuery, present, 'invalid_query');
+  if (q.from !== undefined && q.to !== undefined && Date.parse(q.from) >= Date.parse(q.to)) {
+    throw badRequest('invalid_query', `from (${q.from}) must be before to (${q.to}).`);
+  }
+  const window: StatsWindow = { from: q.from, to: q.to };
+  const filter: QueueFilter = { queue: q.queue, namespace: q.namespace, task: q.task };
+  // Queen reads anything but minute and day as hour.
+  const interval: AnalyticsInterval = q.interval === 'minute' || q.interval === 'day' ? q.interval : 'hour';
+  return { window, filter, page: { limit: q.limit, offset: q.offset }, interval };
+}
+
+export const readDashboardQuery = (c: Context<BrokerEnv>) => parseDashboardQuery(c.req.query());
+
+/** POST /system/maintenance[/pop]: `{"enabled": true|false}`. */
+export async function readEnabled(c: Context<BrokerEnv>): Promise<boolean> {
+  const body = await readJson(c);
+  if (!isObject(body) || typeof body.enabled !== 'boolean') {
+    throw badRequest('invalid_request', 'Send {"enabled": true} or {"enabled": false}: enabled (boolean) is required.');
+  }
+  return body.enabled;
+}

@@ -15,7 +15,7 @@ import { startCluster, withClient } from './lib/postgres.js';
 import { startServer } from './lib/server.js';
 import { groupSystemSeconds } from './lib/cpu.js';
 import { categorise, inclusiveOf, perfRecord, perfSymbols, POSTGRES_ENTRY_POINTS, POSTGRES_RULES, SERVER_RULES, type Rules } from './lib/perf.js';
-import { BATCH, CLIENTS, popCycle, pushCycle } from './lib/workload.js';
+import { BATCH, CLIENTS, fill, popCycle, pushCycle } from './lib/workload.js';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 8);
 const OUT = process.env.BENCH_PROFILE_DIR ?? '/tmp/queen-profile';
@@ -146,7 +146,7 @@ async function profilePhase(phase: string, cycle: (c: number, s: number) => Prom
 
 try {
   // A backlog for the pop phase, pushed before any profile window.
-  if (phases.includes('pop')) await drive(CLIENTS, 1e6, async (c, s) => (s < 600 ? pushCycle(base, 'consume')(c, s) : -1));
+  if (phases.includes('pop')) await fill(base, 'consume', 240_000);
   if (phases.includes('push')) await profilePhase('push', pushCycle(base, 'bench'));
   if (phases.includes('pop')) await profilePhase('pop', popCycle(base, 'consume'));
   console.log(`\n(${CLIENTS} clients x batch ${BATCH}; profiles in ${OUT}; open a .cpuprofile in Chrome DevTools or speedscope)`);

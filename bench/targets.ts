@@ -13,14 +13,14 @@ import pg from 'pg';
 import PgBoss from 'pg-boss';
 import { describeParts, schemaBytes, totalBytes } from './lib/bytes.js';
 import { measureDedup, slowdown, type DedupResult } from './lib/dedup.js';
-import { drive, fmt, median, merge, pct, rate, type Cell } from './lib/load.js';
+import { drive, fmt, median, merge, pct, rate, withQuota, type Cell } from './lib/load.js';
 import { addUsage, Meter, perMsg, type Usage } from './lib/meter.js';
 import { payloadOf } from './lib/payload.js';
 import { parseSettings, SHARED_LIKE_SETTINGS, startCluster } from './lib/postgres.js';
 import { push, pushBody } from './lib/queen.js';
 import { SERVER_DIR, startServer } from './lib/server.js';
 import { measureWildcard, ratio, type WildcardResult } from './lib/wildcard.js';
-import { BATCH, CLIENTS, PARTITIONS, partitionOf, popCycle, pushCycle } from './lib/workload.js';
+import { BATCH, CLIENTS, fill, PARTITIONS, popCycle, pushCycle } from './lib/workload.js';
 
 const PG_PORT = 7250;
 const SERVER_PORT = 7210;
@@ -65,29 +65,21 @@ const insertCycle = async () => (await boss.insert(jobs(BATCH, 'bench')), BATCH)
 // pg-boss's fetch sorts its whole backlog (bench/README.md), so its cost per message grows with it.
 const BACKLOG = Number(process.env.BENCH_BACKLOG ?? 20_000);
 let backlog = 0; // ours, counted here
-let quota = 0;
 let empties = 0;
-const popQuota = async () => {
-  if (quota <= 0) return -1;
-  quota -= BATCH;
+const pops = withQuota(async () => {
   const n = await popConsume();
   backlog -= n;
   if (n === 0) empties++;
   return n;
-};
-const fetchQuota = async () => {
-  if (quota <= 0) return -1;
-  quota -= BATCH;
+}, BATCH);
+const fetches = withQuota(async () => {
   const got = await boss.fetch('consume', { batchSize: BATCH });
   if (got.length === 0) return empties++, 0;
   await boss.complete('consume', got.map((j) => j.id));
   return got.length;
-};
+}, BATCH);
 async function topUp() {
-  const want = Math.ceil(Math.max(0, BACKLOG - backlog) / BATCH);
-  let sent = 0;
-  await drive(CLIENTS, 1e6, async (c, seq) => (sent++ < want ? push(base, pushBody('consume', () => partitionOf(c, seq), BATCH)) : -1));
-  backlog += want * BATCH;
+  backlog += await fill(base, 'consume', BACKLOG - backlog);
   const { rows } = await db.query(`SELECT count(*)::int AS n FROM pgboss.job WHERE name = 'consume' AND state = 'created'`);
   for (let n = rows[0].n; n < BACKLOG; n += 5000) await boss.insert(jobs(Math.min(5000, BACKLOG - n), 'consume'));
   await db.query('ANALYZE');
@@ -97,10 +89,10 @@ async function consume(windows: number) {
   const a: Measured[] = [];
   const b: Measured[] = [];
   for (let r = -1; r < windows; r++) {
-    for (const [cycle, out] of [[popQuota, a], [fetchQuota, b]] as const) {
+    for (const [q, out] of [[pops, a], [fetches, b]] as const) {
       await topUp();
-      quota = r < 0 ? 1000 : BACKLOG / 2; // round -1 warms up
-      const x = await meter.window(() => drive(CLIENTS, 1e6, cycle));
+      q.left = r < 0 ? 1000 : BACKLOG / 2; // round -1 warms up
+      const x = await meter.window(() => drive(CLIENTS, 1e6, q.cycle));
       if (r >= 0) out.push({ cell: x.out, cpu: x.cpu });
     }
   }

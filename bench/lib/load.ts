@@ -75,3 +75,16 @@ export function merge(cells: readonly Cell[]): Cell {
 
 /** 12,345 or 1.2 */
 export const fmt = (n: number) => (Math.abs(n) >= 100 ? Math.round(n).toLocaleString('en-US') : n.toFixed(n >= 10 ? 1 : 2));
+
+/** A cycle that stops its loop (returns -1) once `left` messages' worth of cycles have started. */
+export function withQuota(cycle: () => Promise<number>, batch: number) {
+  const q = {
+    left: 0,
+    cycle: async () => {
+      if (q.left <= 0) return -1;
+      q.left -= batch;
+      return cycle();
+    },
+  };
+  return q;
+}

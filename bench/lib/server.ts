@@ -21,11 +21,13 @@ export interface ServerOptions {
   /** Extra node flags, e.g. ['--cpu-prof', '--cpu-prof-dir=/tmp/x']. */
   nodeArgs?: string[];
   env?: Record<string, string>;
+  /** The checkout whose server.ts runs (default SERVER_DIR). */
+  dir?: string;
 }
 
 export async function startServer(options: ServerOptions): Promise<Server> {
   const child: ChildProcess = spawn(process.execPath, [...(options.nodeArgs ?? []), '--import', 'tsx', 'server.ts'], {
-    cwd: SERVER_DIR,
+    cwd: options.dir ?? SERVER_DIR,
     detached: true,
     stdio: ['ignore', 'pipe', 'inherit'],
     env: {

@@ -3,7 +3,7 @@
 // so load from other work hits both alike. Prints msgs/s and CPU per message for each and B/A.
 //   BENCH_B=/path/to/other/checkout npx tsx bench/ab.ts [push] [pop]
 // BENCH_A / BENCH_B: checkouts (default: this one); BENCH_A_ENV / BENCH_B_ENV: "K=V,K=V" for that
-// server (e.g. QUEEN_V2_ZSTD_LEVEL=1 or NODE_OPTIONS=--max-semi-space-size=32); BENCH_SECONDS (4),
+// server (e.g. QUEEN_V2_ZSTD_LEVEL=1); BENCH_A_NODE / BENCH_B_NODE: node flags; BENCH_SECONDS (4),
 // BENCH_ROUNDS (4).
 import { schemaBytes, totalBytes } from './lib/bytes.js';
 import { drive, fmt, merge, rate, withQuota, type Cell } from './lib/load.js';
@@ -20,6 +20,7 @@ const sides = (['A', 'B'] as const).map((name, i) => ({
   name,
   dir: process.env[`BENCH_${name}`] ?? SERVER_DIR,
   env: parseSettings(process.env[`BENCH_${name}_ENV`]),
+  nodeArgs: (process.env[`BENCH_${name}_NODE`] ?? '').split(' ').filter(Boolean),
   db: ['a', 'b'][i]!,
   port: 7212 + i,
 }));
@@ -28,7 +29,7 @@ const cluster = startCluster({ port: 7250, settings: parseSettings(process.env.B
 const servers: Server[] = [];
 try {
   for (const s of sides) await withClient(cluster.url('postgres'), (c) => c.query(`CREATE DATABASE ${s.db}`));
-  for (const s of sides) servers.push(await startServer({ databaseUrl: cluster.url(s.db), port: s.port, dir: s.dir, env: s.env }));
+  for (const s of sides) servers.push(await startServer({ databaseUrl: cluster.url(s.db), port: s.port, dir: s.dir, env: s.env, nodeArgs: s.nodeArgs }));
   const meters = servers.map((srv) => new Meter(srv.pid, cluster.postmasterPid()));
   const report = (what: string, runs: { cell: Cell; cpu: Usage }[][]) => {
     const [a, b] = runs.map((r) => ({ cell: merge(r.map((x) => x.cell)), cpu: addUsage(r.map((x) => x.cpu)) }));
@@ -38,7 +39,7 @@ try {
     console.log(`${what}:\n${line('A', a)}\n${line('B', b)}`);
     console.log(`  B/A: msgs/s ${ratio((x) => rate(x.cell))}, server CPU/msg ${ratio((x) => perMsg(x.cpu.server, x.cell.msgs))}, PostgreSQL CPU/msg ${ratio((x) => perMsg(x.cpu.postgres, x.cell.msgs))}`);
   };
-  for (const s of sides) console.log(`${s.name}: ${s.dir} ${Object.entries(s.env).map(([k, v]) => `${k}=${v}`).join(' ')}`);
+  for (const s of sides) console.log(`${s.name}: ${s.dir} ${s.nodeArgs.join(' ')} ${Object.entries(s.env).map(([k, v]) => `${k}=${v}`).join(' ')}`);
   console.log(`${ROUNDS} alternating windows per side, ${CLIENTS} clients x batch ${BATCH}\n`);
 
   if (phases.includes('push')) {

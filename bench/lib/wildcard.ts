@@ -5,7 +5,7 @@
 import type pg from 'pg';
 import { performance } from 'node:perf_hooks';
 import { median } from './load.js';
-import { ack, pop, popAck, push, pushBody } from './queen.js';
+import { ack, pop, push, pushBody, type Popped } from './queen.js';
 
 export interface WildcardResult {
   partitions: number;
@@ -13,7 +13,7 @@ export interface WildcardResult {
   freshNarrow: number[];
   idleWide: number[];
   idleNarrow: number[];
-  /** Seconds from the first write of the fill to the last fresh pop (must be < 120). */
+  /** Seconds from the first write of the fill to the last fresh pop (under 120 by construction). */
   freshAge: number;
   backlogFound: boolean;
   backlogNote: string;
@@ -38,15 +38,17 @@ export async function shiftTime(sql: pg.Client, interval: string): Promise<void>
   for (const { t } of tables) await sql.query(`VACUUM ANALYZE ${t}`);
 }
 
+// autoAck commits inside the pop: the fill must be consumed quickly, or it would age past 2 minutes.
 async function drain(base: URL, queue: string): Promise<number> {
   let n = 0;
-  for (let got = -1; got !== 0; n += got) got = await popAck(base, `/api/v1/pop/queue/${queue}?batch=10000&partitions=1000`);
+  for (let got: Popped | null; (got = await pop(base, `/api/v1/pop/queue/${queue}?batch=10000&partitions=1000&autoAck=true`)); ) n += got.messages.length;
   return n;
 }
 
-// One round: a message into a random wide partition and into the narrow one; both pops timed.
-async function rounds(base: URL, partitions: number, count: number, wide: number[], narrow: number[]) {
-  for (let r = 0; r < count; r++) {
+// Rounds of a message into a random wide partition and into the narrow one, both pops timed,
+// until `count` rounds or `until` (a performance.now() deadline).
+async function rounds(base: URL, partitions: number, count: number, wide: number[], narrow: number[], until = Infinity) {
+  for (let r = 0; r < count && performance.now() < until; r++) {
     for (const [queue, partition, out] of [
       [WIDE, `w${Math.floor(Math.random() * partitions)}`, wide],
       [NARROW, 'n0', narrow],
@@ -62,14 +64,14 @@ async function rounds(base: URL, partitions: number, count: number, wide: number
 }
 
 export async function measureWildcard(base: URL, sql: pg.Client, partitions = 10_000, count = 60): Promise<WildcardResult> {
+  await push(base, pushBody(NARROW, () => 'n0', 1));
+  await drain(base, NARROW);
   const filled = performance.now();
   for (let at = 0; at < partitions; at += 1000) await push(base, pushBody(WIDE, (i) => `w${at + i}`, Math.min(1000, partitions - at)));
   if ((await drain(base, WIDE)) !== partitions) throw new Error('the wide queue did not drain to exactly one message per partition');
-  await push(base, pushBody(NARROW, () => 'n0', 1));
-  await drain(base, NARROW);
 
   const res: WildcardResult = { partitions, freshWide: [], freshNarrow: [], idleWide: [], idleNarrow: [], freshAge: 0, backlogFound: false, backlogNote: '' };
-  await rounds(base, partitions, count, res.freshWide, res.freshNarrow);
+  await rounds(base, partitions, count, res.freshWide, res.freshNarrow, filled + 110_000);
   res.freshAge = (performance.now() - filled) / 1000;
 
   await shiftTime(sql, '1 hour');

@@ -6,7 +6,7 @@
 // server (e.g. QUEEN_V2_ZSTD_LEVEL=1); BENCH_A_NODE / BENCH_B_NODE: node flags; BENCH_SECONDS (4),
 // BENCH_ROUNDS (4).
 import { schemaBytes, totalBytes } from './lib/bytes.js';
-import { drive, fmt, merge, rate, withQuota, type Cell } from './lib/load.js';
+import { drive, fmt, median, merge, rate, withQuota, type Cell } from './lib/load.js';
 import { addUsage, Meter, perMsg, type Usage } from './lib/meter.js';
 import { parseSettings, startCluster, withClient } from './lib/postgres.js';
 import { SERVER_DIR, startServer, type Server } from './lib/server.js';
@@ -38,6 +38,12 @@ try {
     const ratio = (f: (x: NonNullable<typeof a>) => number) => (f(b!) / f(a!)).toFixed(3);
     console.log(`${what}:\n${line('A', a)}\n${line('B', b)}`);
     console.log(`  B/A: msgs/s ${ratio((x) => rate(x.cell))}, server CPU/msg ${ratio((x) => perMsg(x.cpu.server, x.cell.msgs))}, PostgreSQL CPU/msg ${ratio((x) => perMsg(x.cpu.postgres, x.cell.msgs))}`);
+    // Paired by round (B ran right after A): the median and range of B/A say how sure the total is.
+    const paired = (f: (x: { cell: Cell; cpu: Usage }) => number) => {
+      const rs = runs[0]!.map((x, i) => f(runs[1]![i]!) / f(x)).sort((p, q) => p - q);
+      return `${median(rs).toFixed(3)} [${rs[0]!.toFixed(2)}..${rs.at(-1)!.toFixed(2)}]`;
+    };
+    console.log(`  B/A by round, median [range]: server CPU/msg ${paired((x) => perMsg(x.cpu.server, x.cell.msgs))}, PostgreSQL CPU/msg ${paired((x) => perMsg(x.cpu.postgres, x.cell.msgs))}`);
   };
   for (const s of sides) console.log(`${s.name}: ${s.dir} ${s.nodeArgs.join(' ')} ${Object.entries(s.env).map(([k, v]) => `${k}=${v}`).join(' ')}`);
   console.log(`${ROUNDS} alternating windows per side, ${CLIENTS} clients x batch ${BATCH}\n`);

@@ -5,7 +5,8 @@
 //   npx tsx bench/targets.ts push pop   (only some phases: push pop latency wildcard dedup; or
 //                                        BENCH_PHASES="push pop" npm run bench -- targets)
 // BENCH_SECONDS (4) per window, BENCH_ROUNDS (3) alternating windows per system, BENCH_PG_SETTINGS,
-// BENCH_SERVER_DIR (another checkout's server.ts), BENCH_JSON (write the figures there).
+// BENCH_SERVER_DIR (another checkout's server.ts), BENCH_SERVER_ENV ("K=V,K=V" for the server, e.g.
+// QUEEN_V2_ZSTD_LEVEL=1), BENCH_JSON (write the figures there).
 import { writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
@@ -41,7 +42,7 @@ await sql.query('CREATE DATABASE bench');
 await sql.end();
 const db = new pg.Client({ connectionString: url });
 await db.connect();
-const server = await startServer({ databaseUrl: url, port: SERVER_PORT });
+const server = await startServer({ databaseUrl: url, port: SERVER_PORT, env: parseSettings(process.env.BENCH_SERVER_ENV) });
 const meter = new Meter(server.pid, cluster.postmasterPid());
 const boss = new PgBoss({ connectionString: url, max: 10, supervise: false, schedule: false });
 boss.on('error', (e) => console.error('pg-boss', e));
@@ -207,7 +208,7 @@ if (dedup) {
 }
 
 const head = ['figure', 'ours', 'pg-boss', 'ratio', 'target', 'result'];
-console.log(`\nqueen-serverless vs pg-boss 10.4.2, one run, same private PostgreSQL 15 (port ${PG_PORT}), server.ts from ${SERVER_DIR}`);
+console.log(`\nqueen-serverless vs pg-boss 10.4.2, one run, same private PostgreSQL 15 (port ${PG_PORT}), server.ts from ${SERVER_DIR} ${process.env.BENCH_SERVER_ENV ?? ''}`);
 console.log(`${CLIENTS} HTTP clients x batch ${BATCH} over ${PARTITIONS} partitions, ~200 B JSON payloads, a UUID transactionId per item, dedup window 3600 s;`);
 console.log(`push: ${ROUNDS} alternating windows of ${SECONDS} s per system; pop+ack: ${3 * ROUNDS} alternating windows per system, each consuming ${fmt(BACKLOG / 2)}`);
 console.log(`from a backlog topped up to ${fmt(BACKLOG)} before it; pg-boss insert() and fetch(${BATCH})+complete(), supervise and schedule off`);

@@ -1,7 +1,7 @@
 // Issue 13's table in one run beside pg-boss 10.4.2 on the same private PostgreSQL: msgs/s, CPU per
 // message (server process group and PostgreSQL, from /proc), bytes per message, batch-1 latency,
 // wildcard pop over 10,000 partitions and dedup with a full window, each against its target.
-//   npm run bench -- targets            (about 4 minutes; see bench/README.md)
+//   npm run bench -- targets            (5-10 minutes; see bench/README.md)
 //   npx tsx bench/targets.ts push pop   (only some phases: push pop latency wildcard dedup; or
 //                                        BENCH_PHASES="push pop" npm run bench -- targets)
 // BENCH_SECONDS (4) per window, BENCH_ROUNDS (3) alternating windows per system, BENCH_PG_SETTINGS,
@@ -17,7 +17,7 @@ import { measureDedup, slowdown, type DedupResult } from './lib/dedup.js';
 import { drive, fmt, median, merge, pct, rate, withQuota, type Cell } from './lib/load.js';
 import { addUsage, Meter, perMsg, type Usage } from './lib/meter.js';
 import { payloadOf } from './lib/payload.js';
-import { parseSettings, SHARED_LIKE_SETTINGS, startCluster } from './lib/postgres.js';
+import { parseSettings, SHARED_LIKE_SETTINGS, startCluster, withClient } from './lib/postgres.js';
 import { push, pushBody } from './lib/queen.js';
 import { SERVER_DIR, startServer } from './lib/server.js';
 import { measureWildcard, ratio, type WildcardResult } from './lib/wildcard.js';
@@ -35,14 +35,20 @@ const load0 = loadavg()[0]!;
 
 const settings = parseSettings(process.env.BENCH_PG_SETTINGS);
 const cluster = startCluster({ port: PG_PORT, settings, statements: process.env.BENCH_PGSS === '1' });
+// Whatever fails, leave no cluster or server behind.
+process.once('exit', () => cluster.stop());
 const url = cluster.url('bench');
-const sql = new pg.Client({ connectionString: cluster.url('postgres') });
-await sql.connect();
-await sql.query('CREATE DATABASE bench');
-await sql.end();
+await withClient(cluster.url('postgres'), (c) => c.query('CREATE DATABASE bench'));
 const db = new pg.Client({ connectionString: url });
 await db.connect();
 const server = await startServer({ databaseUrl: url, port: SERVER_PORT, env: parseSettings(process.env.BENCH_SERVER_ENV) });
+process.once('exit', () => {
+  try {
+    process.kill(-server.pid, 'SIGKILL');
+  } catch {
+    // already stopped
+  }
+});
 const meter = new Meter(server.pid, cluster.postmasterPid());
 const boss = new PgBoss({ connectionString: url, max: 10, supervise: false, schedule: false });
 boss.on('error', (e) => console.error('pg-boss', e));
@@ -79,6 +85,8 @@ const fetches = withQuota(async () => {
   await boss.complete('consume', got.map((j) => j.id));
   return got.length;
 }, BATCH);
+// Autovacuum is off, as on the shared cluster: this ANALYZE stands in for it, so that neither side
+// plans on an empty table's statistics.
 async function topUp() {
   backlog += await fill(base, 'consume', BACKLOG - backlog);
   const { rows } = await db.query(`SELECT count(*)::int AS n FROM pgboss.job WHERE name = 'consume' AND state = 'created'`);
@@ -100,8 +108,6 @@ async function consume(windows: number) {
   return { ours: join(a), peer: join(b) };
 }
 
-// Autovacuum is off, as on the shared cluster: topUp's ANALYZE stands in for it, so that neither
-// side plans on an empty table's statistics.
 // Alternating windows, ours then pg-boss, so load from other work hits both alike.
 async function alternate(ours: (c: number, s: number) => Promise<number>, peer: (c: number, s: number) => Promise<number>) {
   await drive(CLIENTS, 1, ours, 20);
@@ -154,7 +160,6 @@ try {
   await boss.stop({ graceful: false, wait: true }).catch(() => {});
   await server.stop();
   await db.end();
-  cluster.stop();
 }
 
 // ---- the table ----

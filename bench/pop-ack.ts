@@ -14,6 +14,7 @@ import { migrate } from '../lib/db/migrate.js';
 import { bytesToUuid } from '../lib/codec/frame.js';
 import { decodeSegment } from '../lib/codec/segment.js';
 import { buildApp } from '../lib/http/app.js';
+import { drive as driveFor, fmt, pct, rate, type Cell as Run } from './lib/load.js';
 
 const ADMIN = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 2.5);
@@ -50,36 +51,8 @@ async function fill(queue: string, partitions: number, total: number, run = 100)
   await Promise.all(requests);
 }
 
-interface Run {
-  msgs: number;
-  secs: number;
-  lat: number[];
-}
-
-/** `consumers` loops running `cycle` (one fetch + ack, returning messages handled) for SECONDS. */
-async function drive(consumers: number, cycle: () => Promise<number>): Promise<Run> {
-  const lat: number[] = [];
-  let msgs = 0;
-  const start = performance.now();
-  let last = start;
-  const end = start + SECONDS * 1000;
-  await Promise.all(
-    Array.from({ length: consumers }, async () => {
-      while (performance.now() < end) {
-        const t0 = performance.now();
-        const n = await cycle();
-        if (n === 0) {
-          await sleep(2);
-          continue;
-        }
-        last = performance.now();
-        lat.push(last - t0);
-        msgs += n;
-      }
-    }),
-  );
-  return { msgs, secs: (last - start) / 1000, lat };
-}
+// `consumers` loops running `cycle` (one fetch + ack, returning messages handled) for SECONDS.
+const drive = (consumers: number, cycle: () => Promise<number>): Promise<Run> => driveFor(consumers, SECONDS, cycle);
 
 async function queenCycle(path: string, group?: string): Promise<number> {
   const { status, body } = await call('GET', path);
@@ -89,12 +62,6 @@ async function queenCycle(path: string, group?: string): Promise<number> {
   return body.messages.length;
 }
 
-const pct = (xs: number[], p: number) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length ? s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))]! : NaN;
-};
-const rate = (r: Run) => (r.secs > 0 ? r.msgs / r.secs : 0);
-const fmt = (n: number) => (n >= 100 ? Math.round(n).toLocaleString('en-US') : n.toFixed(1));
 // Enough messages that no configuration drains inside the measured window.
 const prefill = (batch: number, consumers: number) => Math.min(300_000, Math.ceil(SECONDS * (batch === 1 ? 4_000 : batch === 10 ? 25_000 : 60_000) * (consumers > 1 ? 1.5 : 1)));
 
@@ -130,8 +97,8 @@ for (const batch of [1, 10, 100]) {
       await fill(queue, partitions, prefill(batch, consumers));
       const run = await drive(consumers, () => queenCycle(`/api/v1/pop/queue/${queue}?batch=${batch}`));
       console.log(
-        `| ${batch} | ${consumers} | ${partitions} | ${fmt(rate(run))} | ${fmt(pct(run.lat, 50))} | ${fmt(pct(run.lat, 99))} | ` +
-          `${fmt(rate(peer))} | ${fmt(pct(peer.lat, 50))} | ${fmt(pct(peer.lat, 99))} | ${(rate(run) / rate(peer)).toFixed(1)}x |`,
+        `| ${batch} | ${consumers} | ${partitions} | ${fmt(rate(run))} | ${fmt(pct(run.latencies, 50))} | ${fmt(pct(run.latencies, 99))} | ` +
+          `${fmt(rate(peer))} | ${fmt(pct(peer.latencies, 50))} | ${fmt(pct(peer.latencies, 99))} | ${(rate(run) / rate(peer)).toFixed(1)}x |`,
       );
     }
   }

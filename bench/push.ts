@@ -3,7 +3,6 @@
 //   npx tsx bench/push.ts            (BENCH_SECONDS=3 per cell; about 1.5 minutes)
 // Creates and drops its own database. The HTTP server runs in a child process (its own core).
 import { spawn, type ChildProcess } from 'node:child_process';
-import http from 'node:http';
 import { fileURLToPath } from 'node:url';
 import PgBoss from 'pg-boss';
 import { pushItems, type PushItem } from '../lib/broker/push.js';
@@ -11,50 +10,25 @@ import { readConfig } from '../lib/config.js';
 import { connect } from '../lib/db/client.js';
 import type { Database } from '../lib/db/types.js';
 import { migrate } from '../lib/db/migrate.js';
+import { request } from './lib/http.js';
+import { drive as driveFor, pct, rate, type Cell } from './lib/load.js';
+import { payloadOf } from './lib/payload.js';
 
 const ADMIN_URL = process.env.BENCH_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 3);
-const PORT = 6700 + (process.pid % 200);
+const PORT = 7201;
+const BASE = new URL(`http://127.0.0.1:${PORT}`);
 // QUEEN_V2_ZSTD_LEVEL and the other QUEEN_* settings apply here and in the server child.
 const config = readConfig(process.env, { auth: 'none' });
 const ctx = { tenant: 'default', sub: null, config };
 const encoder = new TextEncoder();
 
-const payloadOf = (i: number) =>
-  `{"orderId":"O-${i}","customer":"cust-${i % 977}","amount":${(i % 10000) / 100},"currency":"EUR","items":[{"sku":"SKU-${i % 313}","qty":${1 + (i % 5)}}],"note":"benchmark payload of about two hundred bytes"}`;
+// `clients` loops each sending batches of `batch` for SECONDS.
+const drive = (clients: number, batch: number, send: (client: number, seq: number) => Promise<void>): Promise<Cell> =>
+  driveFor(clients, SECONDS, async (c, seq) => (await send(c, seq), batch));
 
-interface Cell {
-  msgs: number;
-  seconds: number;
-  latencies: number[];
-}
-
-// `clients` loops each sending batches of `batch` for SECONDS; returns msgs/s and request latencies.
-async function drive(clients: number, batch: number, send: (client: number, seq: number) => Promise<void>): Promise<Cell> {
-  const latencies: number[] = [];
-  let msgs = 0;
-  const start = performance.now();
-  const deadline = start + SECONDS * 1000;
-  await Promise.all(
-    Array.from({ length: clients }, async (_, c) => {
-      for (let seq = 0; performance.now() < deadline; seq++) {
-        const t0 = performance.now();
-        await send(c, seq);
-        latencies.push(performance.now() - t0);
-        msgs += batch;
-      }
-    }),
-  );
-  return { msgs, seconds: (performance.now() - start) / 1000, latencies };
-}
-
-const rate = (c: Cell) => c.msgs / c.seconds;
-function pct(c: Cell, p: number): number {
-  const s = [...c.latencies].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))] ?? NaN;
-}
 const fmt = (c: Cell) =>
-  `${Math.round(rate(c)).toString().padStart(7)} msgs/s  p50 ${pct(c, 50).toFixed(2).padStart(6)} ms  p99 ${pct(c, 99).toFixed(2).padStart(7)} ms`;
+  `${Math.round(rate(c)).toString().padStart(7)} msgs/s  p50 ${pct(c.latencies, 50).toFixed(2).padStart(6)} ms  p99 ${pct(c.latencies, 99).toFixed(2).padStart(7)} ms`;
 
 // Client-chosen transactionIds by default (every frame is probed for duplicates); with
 // minted = true the broker mints them, and a minted id needs no probe.
@@ -76,21 +50,9 @@ function httpBody(queue: string, partition: string, batch: number, seq: number, 
   return `{"items":[${items.join(',')}]}`;
 }
 
-// node:http with keep-alive rather than fetch: undici's per-request CPU would be charged to the server.
-const agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
-function post(body: string): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const req = http.request(
-      { host: '127.0.0.1', port: PORT, path: '/api/v1/push', method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (d: Buffer) => chunks.push(d));
-        res.on('end', () => (res.statusCode === 201 ? resolve() : reject(new Error(`push answered ${res.statusCode}: ${Buffer.concat(chunks)}`))));
-      },
-    );
-    req.on('error', reject);
-    req.end(body);
-  });
+async function post(body: string): Promise<void> {
+  const reply = await request(BASE, 'POST', '/api/v1/push', body);
+  if (reply.status !== 201) throw new Error(`push answered ${reply.status}: ${reply.text}`);
 }
 
 async function startServer(url: string): Promise<ChildProcess> {

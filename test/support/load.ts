@@ -172,7 +172,8 @@ export class Load {
         : await this.retrying('push', 'POST', '/api/v1/push', JSON.stringify({ items }));
       if (answer.status === (viaTransaction ? 200 : 201)) {
         const parsed = JSON.parse(answer.text);
-        const results = (viaTransaction ? parsed.results[0] : parsed) as { transaction_id: string; partition_id: string; offset: number; status: string }[];
+        // A transaction answers one flat list of results, one per push item here.
+        const results = (viaTransaction ? parsed.results : parsed) as { transaction_id: string; partition_id: string; offset: number; status: string }[];
         results.forEach((r, i) => {
           if (r.status === 'duplicate') this.duplicatesOnRetry++;
           this.pushed.set(r.transaction_id, { txn: r.transaction_id, queue: items[i]!.queue, partitionId: r.partition_id, offset: r.offset, status: r.status });
@@ -207,7 +208,7 @@ export class Load {
       if (ack.status !== 200) continue;
       const at = Date.now();
       const parsed = JSON.parse(ack.text);
-      const results = (viaTransaction ? (parsed.success ? parsed.results[0] : []) : parsed) as { success: boolean }[];
+      const results = (viaTransaction ? (parsed.success ? parsed.results : []) : parsed) as { success: boolean }[];
       results.forEach((r, i) => {
         const m = body.messages[i]!;
         if (r.success) this.acked.push({ partitionId: m.partitionId, offset: m.offset, txn: m.transactionId, at });

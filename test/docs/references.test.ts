@@ -50,15 +50,16 @@ function anchors(text: string): Set<string> {
 
 const exists = (path: string) => access(path).then(() => true, () => false);
 
-/** The lines of every paragraph (a run of non-blank lines) that carries a <!-- pending: … --> mark. */
+/**
+ * The lines a <!-- pending: … --> mark covers: its own, and the lines that continue it up to a blank
+ * line or the next list item, table row or heading.
+ */
 function pendingLines(lines: string[]): Set<number> {
   const pending = new Set<number>();
-  let start = 0;
-  for (let i = 0; i <= lines.length; i++) {
-    if (i < lines.length && lines[i]!.trim() !== '') continue;
-    const paragraph = lines.slice(start, i);
-    if (paragraph.some((line) => line.includes('<!-- pending: '))) paragraph.forEach((_, k) => pending.add(start + k));
-    start = i + 1;
+  for (let i = 0; i < lines.length; i++) {
+    if (!lines[i]!.includes('<!-- pending: ')) continue;
+    pending.add(i);
+    for (let k = i + 1; k < lines.length && lines[k]!.trim() !== '' && !/^\s*(- |\||#|\d+\. )/.test(lines[k]!); k++) pending.add(k);
   }
   return pending;
 }

@@ -8,7 +8,7 @@ import { readEnabled } from '../lib/http/requests/dashboard.js';
 const tenant = (c: Context<BrokerEnv>) => c.get('principal').tenant;
 
 const notSupported = (c: Context<BrokerEnv>, what: string) =>
-  c.json({ error: `${what} is not supported by queen-serverless (SPEC §3.8b).`, code: 'not_supported' }, 501);
+  c.json({ error: `${what} is not supported by queen-serverless (docs/semantics.md#queens-other-routes).`, code: 'not_supported' }, 501);
 
 export const systemRoutes: RouteSetup = (app) => {
   // Every page of the dashboard polls this, so reading needs only read-only; switching needs admin.

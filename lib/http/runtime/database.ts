@@ -14,7 +14,7 @@ export interface DeployedDatabaseOptions {
 
 export async function connectDeployed(url: string | undefined, options: DeployedDatabaseOptions = {}): Promise<Database> {
   if (!url) {
-    throw new QueenError(503, 'database_not_configured', 'DATABASE_URL is not set for this function; set the secret (npx sst secret set DATABASE_URL …) and redeploy.');
+    throw new QueenError(503, 'database_not_configured', 'DATABASE_URL is not set for this function; set the secret (npx sst secret set DatabaseUrl …, or npx wrangler secret put DATABASE_URL) and redeploy.');
   }
   const driver = options.driver ?? chooseDriver(url);
   if (driver === 'neon') {

@@ -40,28 +40,25 @@ class Rollback extends Error {}
 
 export async function runTransaction(db: Database, ctx: TransactionContext, req: TransactionRequest): Promise<TransactionResponse> {
   const transactionId = uuidv7();
-  const results: TransactionResult[] = [];
-  const ackContext = { tenant: ctx.tenant, requiredLeases: req.requiredLeases };
   const ops = req.operations;
+  const pushes = ops.flatMap((op) => (op.type === 'push' ? op.items : []));
+  const acks = ops.flatMap((op) => (op.type === 'ack' ? op.items : []));
+  let results: TransactionResult[] = [];
   try {
     await db.transaction(async (tx) => {
-      for (let i = 0; i < ops.length; ) {
-        const op = ops[i]!;
-        if (op.type === 'push') {
-          for (const r of await pushItems(tx, ctx, op.items)) {
-            results.push({ ...r, index: results.length, type: 'push', success: true, transactionId: r.transaction_id, messageId: r.message_id, partitionId: r.partition_id });
-          }
-          i++;
-          continue;
-        }
-        // Consecutive ack operations (Queen's clients send one per message) are one batch ack: one
-        // statement, and a nack among them clamps the cursor for all, so no later ack passes it.
-        const { items, opOf, end } = consecutiveAcks(ops, i);
-        const acks = await ackMessages(tx, ackContext, items);
-        for (const a of acks) results.push({ ...a, index: results.length, type: 'ack' });
-        const failed = acks.findIndex((a) => !a.success);
-        if (failed >= 0) throw new Rollback(`operations[${opOf[failed]}]: ack of ${acks[failed]!.transactionId} failed: ${acks[failed]!.error}`);
-        i = end;
+      // All pushes first, as one statement, then all acks as one batch: partitions are locked
+      // before cursors and each set in sorted order, the one lock order (docs/locking.md#the-order),
+      // whatever order the operations came in. The outcome is the same, all or nothing; a nack
+      // among the acks clamps the cursor for all of them, so no later ack passes it.
+      const pushed = pushes.length > 0 ? await pushItems(tx, ctx, pushes) : [];
+      const acked = acks.length > 0 ? await ackMessages(tx, { tenant: ctx.tenant, requiredLeases: req.requiredLeases }, acks) : [];
+      results = inOperationOrder(ops, pushed, acked);
+      const failed = results.findIndex((r) => !r.success);
+      if (failed >= 0) {
+        const r = results[failed] as AckResult;
+        const op = opOfResult(ops, failed);
+        results = results.slice(0, failed + 1);
+        throw new Rollback(`operations[${op}]: ack of ${r.transactionId} failed: ${r.error}`);
       }
     });
   } catch (err) {
@@ -71,16 +68,30 @@ export async function runTransaction(db: Database, ctx: TransactionContext, req:
   return { transactionId, success: true, results };
 }
 
-/** The items of the ack operations from `start` to the next push, each with its operation's index. */
-function consecutiveAcks(ops: readonly Operation[], start: number): { items: AckItem[]; opOf: number[]; end: number } {
-  const items: AckItem[] = [];
-  const opOf: number[] = [];
-  let end = start;
-  for (let op = ops[end]; op?.type === 'ack'; op = ops[++end]) {
-    for (const item of op.items) {
-      items.push(item);
-      opOf.push(end);
+/** Queen's flat list: each operation's results in operation order, numbered across the transaction. */
+function inOperationOrder(ops: readonly Operation[], pushed: PushResult[], acked: AckResult[]): TransactionResult[] {
+  const out: TransactionResult[] = [];
+  let p = 0;
+  let a = 0;
+  for (const op of ops) {
+    for (let i = 0; i < op.items.length; i++) {
+      if (op.type === 'push') {
+        const r = pushed[p++]!;
+        out.push({ ...r, index: out.length, type: 'push', success: true, transactionId: r.transaction_id, messageId: r.message_id, partitionId: r.partition_id });
+      } else {
+        out.push({ ...acked[a++]!, index: out.length, type: 'ack' });
+      }
     }
   }
-  return { items, opOf, end };
+  return out;
+}
+
+/** The index of the operation that produced the result at `at`. */
+function opOfResult(ops: readonly Operation[], at: number): number {
+  let seen = 0;
+  for (let i = 0; i < ops.length; i++) {
+    seen += ops[i]!.items.length;
+    if (at < seen) return i;
+  }
+  return ops.length - 1;
 }

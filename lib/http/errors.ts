@@ -42,6 +42,16 @@ export function errorResponse(err: unknown, where: string, log: Log): ErrorRespo
     log(`codec error on ${where}`, err);
     return { status: 500, body: { error: 'Internal error; it has been logged.', code: err.code } };
   }
+  if (isConflict(err)) {
+    // Still a deadlock victim after the driver's retries (docs/locking.md#retries): nothing was
+    // written, and the same request will go through once the contention passes.
+    log(`lock conflict on ${where} after retries`, err);
+    return {
+      status: 503,
+      body: { error: 'The request met a lock conflict in the database and was rolled back; send it again.', code: 'database_conflict' },
+      headers: { 'Retry-After': '1' },
+    };
+  }
   if (isDatabaseUnavailable(err)) {
     log(`database unavailable on ${where}`, err);
     return {
@@ -52,6 +62,11 @@ export function errorResponse(err: unknown, where: string, log: Log): ErrorRespo
   }
   log(`unhandled error on ${where}`, err);
   return { status: 500, body: { error: 'Internal error; it has been logged.', code: 'internal_error' } };
+}
+
+function isConflict(err: unknown): boolean {
+  const code = sqlState(err);
+  return code === SqlState.DEADLOCK_DETECTED || code === SqlState.SERIALIZATION_FAILURE;
 }
 
 export function isDatabaseUnavailable(err: unknown): boolean {

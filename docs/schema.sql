@@ -36,7 +36,7 @@ CREATE TABLE queen.log_consumers (
 ALTER TABLE queen.log_consumers ADD CONSTRAINT log_consumers_pk PRIMARY KEY (partition_id, consumer_group);
 ALTER TABLE queen.log_consumers ADD CONSTRAINT log_consumers_partition_id_log_partitions_id_fk FOREIGN KEY (partition_id) REFERENCES queen.log_partitions(id) ON DELETE CASCADE;
 ALTER TABLE queen.log_consumers SET (autovacuum_vacuum_scale_factor=0, autovacuum_vacuum_threshold=500, fillfactor=50, vacuum_truncate=off);
-CREATE INDEX idx_log_consumers_pending ON queen.log_consumers USING btree (queue_id, consumer_group) WHERE pending;
+CREATE INDEX idx_log_consumers_pending_served ON queen.log_consumers USING btree (queue_id, consumer_group, lease_acquired_at NULLS FIRST, partition_id) WHERE pending;
 CREATE TRIGGER log_consumers_fill_queue BEFORE INSERT ON queen.log_consumers FOR EACH ROW WHEN ((new.queue_id IS NULL)) EXECUTE FUNCTION queen.log_consumers_fill_queue();
 CREATE TRIGGER log_consumers_rewound BEFORE UPDATE ON queen.log_consumers FOR EACH ROW WHEN (((new.committed < old.committed) AND (NOT new.pending))) EXECUTE FUNCTION queen.log_consumers_rewound();
 
@@ -930,8 +930,13 @@ AS $function$
   WITH qs AS (
     SELECT q.id FROM queen.queues q WHERE q.tenant_id = p_tenant AND (p_queue IS NULL OR q.name = p_queue)
   ), c AS (
-    DELETE FROM queen.log_consumers c USING queen.log_partitions p, qs
-     WHERE c.partition_id = p.id AND p.queue_id = qs.id AND c.consumer_group = p_group
+    DELETE FROM queen.log_consumers c
+     WHERE (c.partition_id, c.consumer_group) IN (
+       SELECT x.partition_id, x.consumer_group FROM queen.log_consumers x
+         JOIN queen.log_partitions p ON p.id = x.partition_id JOIN qs ON qs.id = p.queue_id
+        WHERE x.consumer_group = p_group
+        ORDER BY x.partition_id
+          FOR UPDATE OF x)
     RETURNING 1
   ), s AS (
     DELETE FROM queen.consumer_subscriptions s USING qs
@@ -1050,6 +1055,8 @@ AS $function$
       JOIN queen.log_partitions lp ON lp.id = lc.partition_id
       JOIN queen.queues q ON q.id = lp.queue_id
      WHERE lc.worker_id = p_lease AND lc.batch_end IS NOT NULL AND q.tenant_id = p_tenant
+     ORDER BY lc.partition_id, lc.consumer_group
+       FOR UPDATE OF lc
   ), upd AS (
     UPDATE queen.log_consumers lc
        SET lease_expires_at = greatest(lc.lease_expires_at, now() + make_interval(secs => p_seconds))
@@ -1645,23 +1652,33 @@ AS $function$
 #variable_conflict use_column
 DECLARE
   v_now TIMESTAMPTZ := now();
+  v_mark TIMESTAMPTZ;
   q queen.queues;
   sub queen.consumer_subscriptions;
   v_start TIMESTAMPTZ;
   v_budget INT := p_batch;
   v_bytes BIGINT := p_max_bytes;
   v_claims INT := 0;
-  v_flag BIGINT[];
-  v_clean BIGINT[];
+  v_new BIGINT[];
+  v_seen BIGINT[];
+  v_complete BOOLEAN;
   r RECORD;
   cl RECORD;
 BEGIN
+  -- Maintenance mode (docs/semantics.md#maintenance-mode): pops deliver nothing; pushes go on.
+  PERFORM 1 FROM queen.tenant_settings ts WHERE ts.tenant_id = p_tenant AND (ts.maintenance OR ts.pop_maintenance);
+  IF FOUND THEN
+    RETURN;
+  END IF;
+
   FOR q IN
     SELECT e.* FROM queen.ensure_queue(p_tenant, p_queue) AS e WHERE p_queue IS NOT NULL
     UNION ALL
-    SELECT qq.* FROM queen.queues qq
-     WHERE p_queue IS NULL AND qq.tenant_id = p_tenant
-       AND (p_namespace IS NULL OR qq.namespace = p_namespace) AND (p_task IS NULL OR qq.task = p_task)
+    -- Queues in id order: a discovery pop takes its locks queue by queue, in one order for all.
+    (SELECT qq.* FROM queen.queues qq
+      WHERE p_queue IS NULL AND qq.tenant_id = p_tenant
+        AND (p_namespace IS NULL OR qq.namespace = p_namespace) AND (p_task IS NULL OR qq.task = p_task)
+      ORDER BY qq.id)
   LOOP
     SELECT * INTO sub FROM queen.consumer_subscriptions cs
      WHERE cs.queue_id = q.id AND cs.consumer_group = p_group;
@@ -1691,40 +1708,65 @@ BEGIN
       CONTINUE;
     END IF;
 
-    v_flag := '{}';
-    v_clean := '{}';
+    -- The mark, once per pop, before the first scan: the oldest open transaction's start. A
+    -- session whose transactions this role may not see could be writing too: then fall back to
+    -- two minutes, which no push statement outlives.
+    IF v_mark IS NULL THEN
+      SELECT CASE WHEN bool_or(a.query = '<insufficient privilege>') THEN v_now - interval '2 minutes'
+                  ELSE least(v_now, min(a.xact_start)) END
+        INTO v_mark
+        FROM pg_stat_activity a
+       WHERE a.datname = current_database() AND a.backend_type = 'client backend';
+      v_mark := coalesce(v_mark, v_now);
+    END IF;
+
+    -- Phase 1: partitions written since the last scan (one second of slack: push refreshes
+    -- last_write_at at most once a second) that the group has no pending cursor on.
+    SELECT coalesce(array_agg(lp.id ORDER BY lp.id) FILTER (WHERE lc.partition_id IS NULL), '{}'),
+           coalesce(array_agg(lp.id ORDER BY lp.id) FILTER (WHERE lc.partition_id IS NOT NULL), '{}')
+      INTO v_new, v_seen
+      FROM queen.log_partitions lp
+      LEFT JOIN LATERAL (
+        SELECT x.partition_id, x.committed, x.pending FROM queen.log_consumers x
+         WHERE x.partition_id = lp.id AND x.consumer_group = p_group LIMIT 1
+      ) AS lc ON true
+     WHERE lp.queue_id = q.id
+       AND lp.last_write_at >= coalesce(sub.scanned_at, '-infinity'::timestamptz) - interval '1 second'
+       AND lp.last_offset >= lp.log_start
+       AND (lc.partition_id IS NULL OR (NOT lc.pending AND lc.committed < lp.last_offset));
+    IF cardinality(v_new) > 0 THEN
+      INSERT INTO queen.log_consumers (partition_id, consumer_group, queue_id, committed, pending)
+      SELECT f.id, p_group, q.id, queen.cursor_start(f.id, sub.start_at), true
+        FROM unnest(v_new) AS f(id)
+       ORDER BY f.id
+      ON CONFLICT DO NOTHING;
+    END IF;
+    v_complete := true;
+    IF cardinality(v_seen) > 0 THEN
+      UPDATE queen.log_consumers lc SET pending = true
+       WHERE (lc.partition_id, lc.consumer_group) IN (
+         SELECT x.partition_id, x.consumer_group FROM queen.log_consumers x
+          WHERE x.partition_id = ANY (v_seen) AND x.consumer_group = p_group AND NOT x.pending
+          ORDER BY x.partition_id
+          FOR UPDATE SKIP LOCKED);
+      -- A cursor another request holds was skipped: it may yet commit pending = false over a
+      -- write it did not see, so the mark stays where it is and the next pop looks again.
+      v_complete := NOT EXISTS (
+        SELECT 1 FROM queen.log_consumers x
+         WHERE x.partition_id = ANY (v_seen) AND x.consumer_group = p_group AND NOT x.pending);
+    END IF;
+
+    -- Phase 2: the group's pending cursors, least recently served first; stop when full.
     FOR r IN
-      WITH cand AS (
-        SELECT lp.id FROM queen.log_partitions lp
-         WHERE lp.queue_id = q.id
-           AND lp.last_write_at >= coalesce(sub.scanned_at, '-infinity'::timestamptz) - interval '2 minutes'
-        UNION
-        SELECT lc.partition_id FROM queen.log_consumers lc
-         WHERE lc.queue_id = q.id AND lc.consumer_group = p_group AND lc.pending
-      )
-      SELECT lp.id, lp.name, lp.last_offset, lc.committed, lc.pending,
-             lc.partition_id IS NOT NULL AS has_cursor,
-             (lc.batch_end IS NOT NULL AND lc.lease_expires_at > v_now) OR lc.retry_not_before > v_now AS busy
-        -- LIMIT 1 keeps both lookups parameterized index probes per candidate, whatever the
-        -- generic plan guesses about the candidate count (never a scan of the queue's partitions).
-        FROM cand
-        JOIN LATERAL (SELECT y.* FROM queen.log_partitions y WHERE y.id = cand.id LIMIT 1) AS lp ON true
-        LEFT JOIN LATERAL (
-          SELECT x.* FROM queen.log_consumers x
-           WHERE x.partition_id = cand.id AND x.consumer_group = p_group LIMIT 1
-        ) AS lc ON true
-       WHERE lc.partition_id IS NULL OR lc.committed < lp.last_offset OR lc.pending
-       ORDER BY lc.lease_acquired_at NULLS FIRST, lp.id
+      SELECT lc.partition_id AS id, lp.name
+        FROM queen.log_consumers lc
+        JOIN LATERAL (SELECT y.name FROM queen.log_partitions y WHERE y.id = lc.partition_id LIMIT 1) AS lp ON true
+       WHERE lc.queue_id = q.id AND lc.consumer_group = p_group AND lc.pending
+         AND NOT (lc.batch_end IS NOT NULL AND lc.lease_expires_at > v_now)
+         AND (lc.retry_not_before IS NULL OR lc.retry_not_before <= v_now)
+       ORDER BY lc.lease_acquired_at NULLS FIRST, lc.partition_id
     LOOP
-      IF r.has_cursor AND r.committed >= r.last_offset THEN
-        IF r.pending THEN v_clean := v_clean || r.id; END IF;
-        CONTINUE;
-      END IF;
-      CONTINUE WHEN r.busy;
-      IF v_budget <= 0 OR v_claims >= p_partitions THEN
-        IF NOT r.has_cursor OR NOT r.pending THEN v_flag := v_flag || r.id; END IF;
-        CONTINUE;
-      END IF;
+      EXIT WHEN v_budget <= 0 OR v_claims >= p_partitions;
       SELECT * INTO cl FROM queen.pop_claim(q, r.id, p_group, sub.start_at, v_budget, p_lease, p_auto_ack,
                                             v_bytes, v_claims = 0, v_now);
       CONTINUE WHEN cl.status <> 'claimed';
@@ -1740,28 +1782,15 @@ BEGIN
          ORDER BY sg.base_offset;
     END LOOP;
 
-    IF cardinality(v_flag) > 0 THEN
-      UPDATE queen.log_consumers lc SET pending = true
-       WHERE (lc.partition_id, lc.consumer_group) IN (
-         SELECT x.partition_id, x.consumer_group FROM queen.log_consumers x
-          WHERE x.partition_id = ANY (v_flag) AND x.consumer_group = p_group AND NOT x.pending
+    -- Advance the mark (at most once a second, never waiting for another pop doing the same).
+    IF v_complete THEN
+      UPDATE queen.consumer_subscriptions cs SET scanned_at = v_mark
+       WHERE (cs.queue_id, cs.consumer_group) IN (
+         SELECT y.queue_id, y.consumer_group FROM queen.consumer_subscriptions y
+          WHERE y.queue_id = q.id AND y.consumer_group = p_group
+            AND (y.scanned_at IS NULL OR y.scanned_at < v_mark - interval '1 second')
           FOR UPDATE SKIP LOCKED);
-      INSERT INTO queen.log_consumers (partition_id, consumer_group, queue_id, committed, pending)
-      SELECT f.id, p_group, q.id, queen.cursor_start(f.id, sub.start_at), true FROM unnest(v_flag) AS f(id)
-      ON CONFLICT DO NOTHING;
     END IF;
-    IF cardinality(v_clean) > 0 THEN
-      UPDATE queen.log_consumers lc SET pending = false
-        FROM queen.log_partitions lp
-       WHERE lp.id = lc.partition_id AND lc.committed >= lp.last_offset
-         AND (lc.partition_id, lc.consumer_group) IN (
-           SELECT x.partition_id, x.consumer_group FROM queen.log_consumers x
-            WHERE x.partition_id = ANY (v_clean) AND x.consumer_group = p_group AND x.pending
-            FOR UPDATE SKIP LOCKED);
-    END IF;
-    UPDATE queen.consumer_subscriptions cs SET scanned_at = v_now
-     WHERE cs.queue_id = q.id AND cs.consumer_group = p_group
-       AND (cs.scanned_at IS NULL OR cs.scanned_at < v_now - interval '1 second');
   END LOOP;
 END
 $function$;
@@ -1785,6 +1814,13 @@ BEGIN
   SELECT * INTO c FROM queen.log_consumers lc
    WHERE lc.partition_id = p_partition AND lc.consumer_group = p_group FOR UPDATE SKIP LOCKED;
   IF NOT FOUND THEN
+    -- A cursor we cannot lock is another request's: never wait for it (docs/locking.md). Only a
+    -- missing one is inserted; the wildcard scan inserts its cursors before it claims any.
+    PERFORM 1 FROM queen.log_consumers lc WHERE lc.partition_id = p_partition AND lc.consumer_group = p_group;
+    IF FOUND THEN
+      status := 'locked';
+      RETURN;
+    END IF;
     INSERT INTO queen.log_consumers (partition_id, consumer_group, queue_id, committed, pending)
     VALUES (p_partition, p_group, q.id, queen.cursor_start(p_partition, p_start_at), true)
     ON CONFLICT DO NOTHING
@@ -2021,6 +2057,7 @@ DECLARE
   v_oldest TIMESTAMPTZ;
   found1 BOOLEAN := false;
   g INT;
+  v_name RECORD;
 BEGIN
   IF n = 0 THEN
     RETURN;
@@ -2048,6 +2085,13 @@ BEGIN
       LEFT JOIN queen.queues q ON q.tenant_id = p_tenant AND q.name = u.qname
       LEFT JOIN queen.log_partitions p ON p.queue_id = q.id AND p.name = u.pname;
     IF g < n THEN
+      -- New queues and partitions are made in name order, the same for every push, so two pushes
+      -- making the same ones never wait for each other in a cycle (docs/locking.md#the-order).
+      FOR v_name IN
+        SELECT DISTINCT u.qname, u.pname FROM unnest(p_queues, p_partitions) AS u(qname, pname) ORDER BY 1, 2
+      LOOP
+        PERFORM queen.ensure_partition((queen.ensure_queue(p_tenant, v_name.qname)).id, v_name.pname);
+      END LOOP;
       SELECT array_agg(p.id ORDER BY u.g), array_agg(q.dedup_window_seconds ORDER BY u.g),
              array_agg(q.encryption_enabled ORDER BY u.g)
         INTO v_pids, v_windows, v_encrypt
@@ -2614,7 +2658,7 @@ BEGIN
      WHERE p.queue_id = qid AND (p_partition IS NULL OR p.name = p_partition)
   ), moved AS (
     INSERT INTO queen.log_consumers AS c (partition_id, consumer_group, committed)
-    SELECT t.id, p_group, t.committed FROM target t
+    SELECT t.id, p_group, t.committed FROM target t ORDER BY t.id
     ON CONFLICT (partition_id, consumer_group) DO UPDATE SET
       committed = EXCLUDED.committed, batch_end = NULL, worker_id = NULL, lease_expires_at = NULL,
       lease_acquired_at = NULL, batch_retry_count = 0, retry_offset = NULL, retry_not_before = NULL,

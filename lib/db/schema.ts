@@ -136,7 +136,11 @@ export const logConsumers = queen.table(
   },
   (t) => [
     primaryKey({ name: 'log_consumers_pk', columns: [t.partitionId, t.consumerGroup] }),
-    index('idx_log_consumers_pending').on(t.queueId, t.consumerGroup).where(sql`pending`),
+    // The wildcard pop walks one group's pending cursors on a queue least recently served first
+    // and stops at its batch (docs/locking.md#the-wildcard-scan): the order is the index's.
+    index('idx_log_consumers_pending_served')
+      .on(t.queueId, t.consumerGroup, t.leaseAcquiredAt.asc().nullsFirst(), t.partitionId)
+      .where(sql`pending`),
   ],
 );
 

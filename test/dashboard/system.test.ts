@@ -35,6 +35,31 @@ describe('GET/POST /api/v1/system/maintenance', () => {
     expect((await neighbour.call('GET', '/api/v1/system/maintenance')).body).toMatchObject({ maintenanceMode: false, popMaintenanceMode: false });
   });
 
+  it('while either mode is on, pops of that tenant answer 204 and pushes still commit; off, they deliver', async () => {
+    const neighbourPop = async () => (await neighbour.pop('queue/held?batch=10')).status;
+    await admin.pushNumbered('held', 'p0', 3);
+    await neighbour.pushNumbered('held', 'p0', 1);
+    await admin.pushNumbered('ops.jobs', 'p0', 1);
+    for (const path of ['/api/v1/system/maintenance', '/api/v1/system/maintenance/pop']) {
+      await admin.call('POST', '/api/v1/system/maintenance', { enabled: false });
+      await admin.call('POST', '/api/v1/system/maintenance/pop', { enabled: false });
+      expect((await admin.call('POST', path, { enabled: true })).status).toBe(200);
+      expect((await admin.pop('queue/held?batch=10')).status).toBe(204);
+      expect((await admin.pop('queue/held/partition/p0?batch=10')).status).toBe(204);
+      expect((await admin.call('GET', '/api/v1/pop?namespace=ops&batch=10')).status).toBe(204);
+      const pushed = await admin.push('held', 'p0', [{ during: path }]);
+      expect(pushed[0]).toMatchObject({ status: 'queued' });
+    }
+    // Another tenant's consumers are not paused.
+    expect(await neighbourPop()).toBe(200);
+    await admin.call('POST', '/api/v1/system/maintenance', { enabled: false });
+    expect((await admin.pop('queue/held?batch=10')).status).toBe(204);
+    await admin.call('POST', '/api/v1/system/maintenance/pop', { enabled: false });
+    const res = await admin.pop('queue/held?batch=10');
+    expect(res.status).toBe(200);
+    expect(res.body.messages.map((m) => m.data)).toEqual([{ n: 0 }, { n: 1 }, { n: 2 }, { during: '/api/v1/system/maintenance' }, { during: '/api/v1/system/maintenance/pop' }]);
+  });
+
   it('refuses a body without a boolean enabled, and changes nothing', async () => {
     const before = await db().query('SELECT * FROM queen.tenant_settings ORDER BY tenant_id');
     for (const body of [{}, { enabled: 'yes' }, { enabled: 1 }, []]) {

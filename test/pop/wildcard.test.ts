@@ -72,6 +72,32 @@ describe('wildcard pop', () => {
     expect(offsets((await b.pop('queue/rewind?batch=5')).body)).toEqual([0, 1]);
   });
 
+  it('costs the partitions written since the last scan, not the ones written in the last minutes', async () => {
+    // The issue's shape, small: every partition written moments ago and consumed, then one more message.
+    for (let i = 0; i < 60; i++) await b.pushNumbered('busy', `p${i}`, 1);
+    for (;;) {
+      const r = await b.pop('queue/busy?batch=100&partitions=100');
+      if (r.status === 204) break;
+      await b.ackAll(r.body);
+    }
+    await new Promise((r) => setTimeout(r, 1500));
+    expect((await b.pop('queue/busy')).status).toBe(204);
+    await b.pushNumbered('busy', 'p41', 1, undefined, 1);
+    // The pop's own reads of the two tables, from PostgreSQL's per-transaction counters.
+    const reads = await db().transaction(async (tx) => {
+      const rows = await tx.query<{ partition_name: string }>(
+        `SELECT * FROM queen.pop('default', 'busy', NULL, NULL, NULL, '__QUEUE_MODE__', 10, 1, 'lease-x', false, 'all', NULL, 1000000)`,
+      );
+      expect(rows.map((r) => r.partition_name)).toEqual(['p41']);
+      return tx.query<{ relname: string; n: string }>(
+        `SELECT relname, coalesce(idx_tup_fetch, 0) + coalesce(seq_tup_read, 0) AS n FROM pg_stat_xact_user_tables
+          WHERE schemaname = 'queen' AND relname IN ('log_partitions', 'log_consumers') ORDER BY relname`,
+      );
+    });
+    // A handful of index probes (the new write, its cursor, the claim), not one per partition.
+    for (const r of reads) expect([r.relname, Number(r.n) < 12]).toEqual([r.relname, true]);
+  });
+
   it('reads only candidate partitions: the scan touches the partition with work, not the idle ones', async () => {
     for (let i = 0; i < 50; i++) await b.pushNumbered('wide', `p${i}`, 1);
     for (let i = 0; i < 60; i++) {

@@ -95,7 +95,7 @@ describe('POST /api/v1/push', () => {
     const res = await testClient(db).call('POST', '/api/v1/push', { items: [item(queue, 1, { partition }), item('NULL', 2, { partition: 'NULL' })] });
     expect(res.status).toBe(201);
     const rows = await db().query<{ q: string; p: string }>(
-      `SELECT q.name AS q, p.name AS p FROM queen.queues q JOIN queen.log_partitions p ON p.queue_id = q.id WHERE p.id IN ($1, $2) ORDER BY p.id`,
+      `SELECT q.name AS q, p.name AS p FROM queen.queues q JOIN queen.log_partitions p ON p.queue_id = q.id WHERE p.id IN ($1, $2) ORDER BY p.id = $1 DESC`,
       [res.body[0].partition_id, res.body[1].partition_id],
     );
     expect(rows).toEqual([{ q: queue, p: partition }, { q: 'NULL', p: 'NULL' }]);

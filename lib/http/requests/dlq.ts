@@ -1,4 +1,5 @@
-// The DLQ, message and trace routes (SPEC §3.8, §3.8b): list filters in the query string, the
+// The DLQ, message and trace routes (docs/semantics.md#dlq-retry-and-delete,
+// docs/semantics.md#queens-other-routes): list filters in the query string, the
 // (partitionId, transactionId) address of one message with an optional consumer group, and the
 // trace body Queen's consume loops post.
 import type { Context } from 'hono';

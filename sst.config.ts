@@ -3,7 +3,8 @@
 //   npx sst secret set DatabaseUrl 'postgres://…' --stage prod && npx sst deploy --stage prod
 // Read at deploy time (docs/deploy-aws.md): QUEEN_AWS_REGION, QUEEN_RETENTION_SCHEDULE, JWT_JWKS_URL….
 
-// Which paths each route family answers (SPEC §3); the Router sends each prefix to its function.
+// Which paths each route family answers (docs/api.md#routes); the Router sends each prefix to its
+// function.
 const ROUTES = {
   Push: ['/api/v1/push', '/health'],
   Pop: ['/api/v1/pop'],
@@ -49,7 +50,8 @@ export default $config({
     const encryptionKey = new sst.Secret('QueenEncryptionKey', '');
     const link = [databaseUrl, jwtSecret, encryptionKey];
 
-    // Our code reads the SPEC §6 names on every runtime, so the secrets are also passed under them.
+    // Our code reads the names of docs/api.md#environment-variables on every runtime, so the
+    // secrets are also passed under them.
     const environment = {
       DATABASE_URL: databaseUrl.value,
       JWT_SECRET: jwtSecret.value,

@@ -6,29 +6,15 @@
 import { allFunctions } from '../functions/index.js';
 import { rollupMinuteStats } from '../lib/broker/minute-stats.js';
 import { readConfig } from '../lib/config.js';
-import { connect } from '../lib/db/client.js';
 import type { Database } from '../lib/db/types.js';
-import { migrate } from '../lib/db/migrate.js';
 import { buildApp } from '../lib/http/app.js';
+import { freshDatabase } from './lib/postgres.js';
 
 const URL_ = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/queen_bench_metrics';
 const PARTITIONS = 10_000;
 const ROUNDS = 5;
 const RUNS = 5;
 const QUEUE = 'bench.wide';
-
-async function freshDatabase(): Promise<Database> {
-  const name = new URL(URL_).pathname.slice(1);
-  const adminUrl = new URL(URL_);
-  adminUrl.pathname = '/postgres';
-  const admin = await connect({ url: adminUrl.toString(), driver: 'pg', max: 1 });
-  await admin.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
-  await admin.query(`CREATE DATABASE "${name}"`);
-  await admin.close();
-  const db = await connect({ url: URL_, driver: 'pg', max: 8 });
-  await migrate(db);
-  return db;
-}
 
 const appFor = (db: Database, metricsPartitionSeries: number) =>
   buildApp(allFunctions, { config: { ...readConfig({}, { auth: 'none' }), metricsPartitionSeries }, database: () => db });
@@ -48,7 +34,7 @@ async function timed(app: ReturnType<typeof appFor>, path: string) {
   return { ms: times[Math.floor(RUNS / 2)]!, bytes };
 }
 
-const db = await freshDatabase();
+const db = await freshDatabase(URL_);
 const app = appFor(db, 1000);
 for (let round = 0; round < ROUNDS; round++) {
   for (let start = 0; start < PARTITIONS; start += 1000) {

@@ -187,10 +187,11 @@ const plan = await db.query<{ 'QUERY PLAN': string }>(
 console.log('\nwildcard candidate query on the 10,000-partition queue (EXPLAIN ANALYZE):');
 for (const row of plan) console.log('  ' + row['QUERY PLAN']);
 
-// The dead-letter move, both ways HARD-PARTS §4 allows. Ours: the ack call answers with the segment,
-// the broker decodes the frame, a second call recomputes under the cursor lock and commits the DLQ
-// row with the cursor move. The alternative: an interactive transaction holding the cursor lock
-// across BEGIN, lock, read segment, (decode), insert, update, COMMIT.
+// The dead-letter move, both ways SQL that never decompresses allows
+// (docs/architecture.md#what-sql-cannot-see). Ours: the ack call answers with the segment, the
+// broker decodes the frame, a second call recomputes under the cursor lock and commits the DLQ row
+// with the cursor move. The alternative: an interactive transaction holding the cursor lock across
+// BEGIN, lock, read segment, (decode), insert, update, COMMIT.
 await fill('dead', 1, 400);
 const deadPid = (await call('GET', '/api/v1/pop/queue/dead?batch=1')).body;
 await queenCycleAck(deadPid);

@@ -7,10 +7,9 @@ import { runRetention } from '../lib/broker/retention.js';
 import { encodeSegment } from '../lib/codec/segment.js';
 import { hashTransactionIds } from '../lib/codec/xxh3.js';
 import { readConfig } from '../lib/config.js';
-import { connect } from '../lib/db/client.js';
 import type { Database } from '../lib/db/types.js';
-import { migrate } from '../lib/db/migrate.js';
 import { buildApp } from '../lib/http/app.js';
+import { freshDatabase } from './lib/postgres.js';
 
 const URL_ = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/queen_bench_retention';
 const SEGMENTS = 10_000;
@@ -18,20 +17,6 @@ const PER_SEGMENT = 100;
 const EXPIRED = 9_000; // segments older than retentionSeconds
 const POPS = 200;
 const BEHIND_POPS = 20;
-
-async function freshDatabase(): Promise<Database> {
-  const url = new URL(URL_);
-  const name = url.pathname.slice(1);
-  const adminUrl = new URL(URL_);
-  adminUrl.pathname = '/postgres';
-  const admin = await connect({ url: adminUrl.toString(), driver: 'pg', max: 1 });
-  await admin.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
-  await admin.query(`CREATE DATABASE "${name}"`);
-  await admin.close();
-  const db = await connect({ url: URL_, driver: 'pg', max: 8 });
-  await migrate(db);
-  return db;
-}
 
 // Incompressible-ish text so a segment is the size of a real one (and lands in TOAST).
 let seed = 0x2545f491;
@@ -140,7 +125,7 @@ async function popLatency(db: Database, partitionId: string, label: string) {
   return { tailP50: pct(tail, 50), tailP95: pct(tail, 95), behindFirst: behind[0]!, behindP50: pct(behind, 50), first };
 }
 
-const db = await freshDatabase();
+const db = await freshDatabase(URL_);
 try {
   const t0 = performance.now();
   const partitionId = await fill(db);

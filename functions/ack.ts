@@ -1,4 +1,5 @@
-// POST /api/v1/ack, /ack/batch, /lease/:leaseId/extend and /transaction (SPEC §3.3-§3.5).
+// POST /api/v1/ack, /ack/batch, /lease/:leaseId/extend and /transaction (docs/semantics.md#acks,
+// docs/semantics.md#lease-extend, docs/semantics.md#transactions).
 import { ackMessages } from '../lib/broker/ack.js';
 import { extendLease } from '../lib/broker/lease.js';
 import { runTransaction } from '../lib/broker/transaction.js';

@@ -1,4 +1,5 @@
-// Configure, queue resources and consumer groups (SPEC §3.6, §3.7, §3.8b).
+// Configure, queue resources and consumer groups (docs/semantics.md#configure,
+// docs/semantics.md#consumer-groups-and-seek, docs/semantics.md#queens-other-routes).
 import type { Context } from 'hono';
 import { configureQueue } from '../lib/broker/configure.js';
 import {

@@ -1,4 +1,5 @@
-// DLQ listing, message detail, retry and delete (SPEC §3.8), and message traces (§3.8b).
+// DLQ listing, message detail, retry and delete (docs/semantics.md#dlq-retry-and-delete), and
+// message traces (docs/semantics.md#queens-other-routes).
 import type { Context } from 'hono';
 import { deleteDlq, listDlq, moveToDlq, retryDlq } from '../lib/broker/dead-letter.js';
 import { listMessages } from '../lib/broker/message-list.js';

@@ -1,4 +1,5 @@
-// GET /api/v1/pop/queue/:queue[/partition/:partition] and GET /api/v1/pop (discovery), SPEC §3.2.
+// GET /api/v1/pop/queue/:queue[/partition/:partition] and GET /api/v1/pop (discovery):
+// docs/semantics.md#pop-and-leases, docs/semantics.md#wildcard-and-discovery-pops.
 import type { Context } from 'hono';
 import { popMessages } from '../lib/broker/pop.js';
 import { defineFunction, requireRole, type BrokerEnv } from '../lib/http/context.js';

@@ -1,4 +1,4 @@
-// POST /api/v1/push (SPEC §3.1): parse with payloads kept verbatim, push, answer 201.
+// POST /api/v1/push (docs/semantics.md#push): parse with payloads kept verbatim, push, answer 201.
 import { pushItems } from '../lib/broker/push.js';
 import { defineFunction, requireRole } from '../lib/http/context.js';
 import { readPushRequest } from '../lib/http/requests/push.js';

@@ -1,4 +1,5 @@
-// Status and analytics for Queen's dashboard (issue 11, SPEC §3.8b), in the configure family.
+// Status and analytics for Queen's dashboard (issue 11, docs/semantics.md#figures), in the
+// configure family.
 import type { Context } from 'hono';
 import {
   describeQueueStatus,

@@ -1,5 +1,6 @@
-// Maintenance switches, and Queen's system routes that have no counterpart here (issue 11, SPEC
-// §3.8b): shared state, PG-to-PG migration and streams answer what is true, or 501.
+// Maintenance switches (docs/semantics.md#maintenance-mode), and Queen's system routes that have no
+// counterpart here (issue 11, docs/semantics.md#queens-other-routes): shared state, PG-to-PG
+// migration and streams answer what is true, or 501.
 import type { Context } from 'hono';
 import { getMaintenance, maintenanceChanged, maintenanceStatus, popMaintenanceStatus, setMaintenance } from '../lib/broker/maintenance.js';
 import { requireRole, type BrokerEnv, type RouteSetup } from '../lib/http/context.js';

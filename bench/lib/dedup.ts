@@ -1,7 +1,8 @@
-// Exact dedup with a full window (HARD-PARTS §1): pushes (4 clients x batch 100, all into one
-// partition, so serialised on its lock) into a partition holding 1,000,000 hashes vs an empty one.
-// The window is filled through the push route itself, so whatever structure push maintains is
-// measured as it is built. Rounds alternate full / a fresh empty partition, so load hits both alike.
+// Exact dedup with a full window (docs/storage.md#the-duplicate-probe): pushes (4 clients x batch
+// 100, all into one partition, so serialised on its lock) into a partition holding 1,000,000 hashes
+// vs an empty one. The window is filled through the push route itself, so whatever structure push
+// maintains is measured as it is built. Rounds alternate full / a fresh empty partition, so load
+// hits both alike.
 import { drive, merge, rate, type Cell } from './load.js';
 import { addUsage, type Meter, type Usage } from './meter.js';
 import { push, pushBody } from './queen.js';

@@ -2,9 +2,13 @@
 // serves only the benchmark, so the CPU read from /proc over it and its children is ours alone.
 // Settings follow the shared cluster at 127.0.0.1:5432 (SHOW ALL there): shared_buffers 128MB,
 // max_wal_size 1GB, min_wal_size 80MB, fsync and synchronous_commit on, autovacuum off.
+// freshDatabase gives a benchmark a migrated database of its own, on this cluster or any other.
 import { execFileSync } from 'node:child_process';
 import { appendFileSync, existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import pg from 'pg';
+import { connect } from '../../lib/db/client.js';
+import { migrate } from '../../lib/db/migrate.js';
+import type { Database } from '../../lib/db/types.js';
 
 const BIN = '/usr/lib/postgresql/15/bin';
 
@@ -97,4 +101,17 @@ export async function withClient<T>(url: string, fn: (c: pg.Client) => Promise<T
   } finally {
     await client.end();
   }
+}
+
+/** Drops and recreates the database `url` names (through `postgres` on the same server), migrated. */
+export async function freshDatabase(url: string, max = 8): Promise<Database> {
+  const name = new URL(url).pathname.slice(1);
+  const admin = Object.assign(new URL(url), { pathname: '/postgres' }).toString();
+  await withClient(admin, async (c) => {
+    await c.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+    await c.query(`CREATE DATABASE "${name}"`);
+  });
+  const db = await connect({ url, driver: 'pg', max });
+  await migrate(db);
+  return db;
 }

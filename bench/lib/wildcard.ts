@@ -1,7 +1,8 @@
-// Wildcard pop on a queue of 10,000 consumed partitions against a one-partition queue (SPEC §3.2,
-// HARD-PARTS §2): push one message to a random partition, time the pop that must find it, ack.
-// Measured with every partition written in the last two minutes, and again after an hour has
-// "passed", plus a check that a partition whose backlog is an hour old is still delivered.
+// Wildcard pop on a queue of 10,000 consumed partitions against a one-partition queue
+// (docs/semantics.md#wildcard-and-discovery-pops): push one message to a random partition, time the
+// pop that must find it, ack. Measured with every partition written in the last two minutes, and
+// again after an hour has "passed", plus a check that a partition whose backlog is an hour old is
+// still delivered.
 import type pg from 'pg';
 import { performance } from 'node:perf_hooks';
 import { median } from './load.js';

@@ -1,5 +1,5 @@
 // AWS Lambda the deploy invokes once per `sst deploy` (aws.lambda.Invocation): applies drizzle/
-// over the direct, non-pooled URL before the new functions go live (SPEC §4b).
+// over the direct, non-pooled URL before the new functions go live (docs/semantics.md#migrations).
 import { migrateDeployed } from '../../lib/http/runtime/migrations.js';
 
 export const handler = async () => {

@@ -1,6 +1,6 @@
-// POST /configure (SPEC §3.6): the queue options with their types and ranges, an upsert with merge
-// semantics in one statement, the stored configuration echoed and a warning for each
-// compatibility option that has no effect.
+// POST /configure (docs/semantics.md#configure): the queue options with their types and ranges, an
+// upsert with merge semantics in one statement, the stored configuration echoed and a warning for
+// each compatibility option that has no effect.
 import * as v from 'valibot';
 import type { Queryable } from '../db/types.js';
 import { INT4_MAX } from './limits.js';
@@ -91,7 +91,7 @@ interface StoredQueue {
   options: QueueOptions;
 }
 
-/** The options in SPEC order (jsonb sorts keys). */
+/** The options in the order OPTION_SCHEMAS declares them (jsonb sorts keys). */
 export function orderOptions(options: QueueOptions): QueueOptions {
   return Object.fromEntries(OPTION_NAMES.map((k) => [k, options[k]])) as QueueOptions;
 }

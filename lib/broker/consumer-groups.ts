@@ -1,4 +1,5 @@
-// Consumer groups (SPEC §3.7, §3.8b) in the shapes Queen's clients and dashboard read: the list
+// Consumer groups (docs/semantics.md#consumer-groups-and-seek,
+// docs/semantics.md#queens-other-routes) in the shapes Queen's clients and dashboard read: the list
 // (a bare array), lagging partitions, one group's detail, subscription update and delete. Every
 // figure comes from the cursors and the log (queen.group_partitions), computed on each request.
 import { selectJson } from '../db/json.js';

@@ -1,5 +1,6 @@
-// The dead-letter queue (SPEC §3.8): the copy of a frame that ack writes, and listing with filters
-// and pagination, retry (re-push under a fresh transactionId and drop the rows, in one
+// The dead-letter queue (docs/semantics.md#dead-letter-queue,
+// docs/semantics.md#dlq-retry-and-delete): the copy of a frame that ack writes, and listing with
+// filters and pagination, retry (re-push under a fresh transactionId and drop the rows, in one
 // transaction) and delete of those copies.
 //
 // The write on ack: queen.ack cannot read a frame (SQL never decompresses), so when a group's
@@ -49,8 +50,9 @@ export function frameParams(frames: readonly DeadFrame[]): unknown[] {
 
 const decoder = new TextDecoder();
 
-// DLQ and message payloads leave as the raw JSON text the producer sent (SPEC §1), decrypted when
-// stored encrypted, and are spliced into the response text rather than re-serialised.
+// DLQ and message payloads leave as the raw JSON text the producer sent
+// (docs/semantics.md#names-and-limits), decrypted when stored encrypted, and are spliced into the
+// response text rather than re-serialised.
 export async function payloadText(payload: Uint8Array, encrypted: boolean, config: Pick<Config, 'encryptionKey'>, queue: string): Promise<string> {
   const plain = encrypted ? await decryptPayload(await requireEncryptionKey(config, queue), payload) : payload;
   return decoder.decode(plain);

@@ -1,4 +1,5 @@
-// Lease extend (SPEC §3.4): pushes out the expiry of every live lease with this id.
+// Lease extend (docs/semantics.md#lease-extend): pushes out the expiry of every live lease with
+// this id.
 import type { Queryable } from '../db/types.js';
 
 export interface ExtendResult {

@@ -1,4 +1,5 @@
-// SPEC §1 and §3: the ranges a request must stay within, and what an absent value means.
+// The ranges a request must stay within (docs/api.md#validation, docs/api.md#limits), and what an
+// absent value means.
 export const INT4_MAX = 2_147_483_647;
 
 // Offsets and partition ids are BIGINT; as JSON numbers they are exact only up to 2^53 - 1.

@@ -1,6 +1,7 @@
-// GET /messages (SPEC §3.8b, Queen's message browser): newest first, no payloads, no total. The
-// log holds ids and transactionIds inside compressed frames, so a page decodes segments, but only
-// those queen.list_messages picked for it: at most offset + limit matching messages' worth.
+// GET /messages (Queen's message browser, docs/api.md#messages): newest first, no payloads, no
+// total. The log holds ids and transactionIds inside compressed frames, so a page decodes segments,
+// but only those queen.list_messages picked for it: at most offset + limit matching messages'
+// worth.
 import { bytesToUuid } from '../codec/frame.js';
 import type { MessageListRow } from '../db/rows.js';
 import type { Queryable } from '../db/types.js';

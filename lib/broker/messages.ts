@@ -1,8 +1,8 @@
-// GET /messages/:partitionId/:transactionId (SPEC §3.8): the message decoded from its segment, with
-// each group's status (a subscribed group without a cursor yet counts from where it would start)
-// and Queen's keys (payload, status, queueConfig, mode, consumerGroups[].name/consumed). The
-// transactionId resolves through the sidecar, else through the DLQ copy; a dead-lettered message
-// whose segment retention deleted is answered from that copy.
+// GET /messages/:partitionId/:transactionId (docs/api.md#messages): the message decoded from its
+// segment, with each group's status (a subscribed group without a cursor yet counts from where it
+// would start) and Queen's keys (payload, status, queueConfig, mode,
+// consumerGroups[].name/consumed). The transactionId resolves through the sidecar, else through the
+// DLQ copy; a dead-lettered message whose segment retention deleted is answered from that copy.
 import { bytesToUuid } from '../codec/frame.js';
 import { xxh3_128 } from '../codec/xxh3.js';
 import type { Config } from '../config.js';

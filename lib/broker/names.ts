@@ -1,5 +1,5 @@
-// SPEC §1: the rules for queue, partition, consumer group, namespace and task names and for
-// transactionIds, and the names a request may leave out.
+// The rules for queue, partition, consumer group, namespace and task names and for transactionIds
+// (docs/semantics.md#names-and-limits), and the names a request may leave out.
 import * as v from 'valibot';
 
 export const MAX_NAME_LENGTH = 255;

@@ -1,6 +1,7 @@
 // A duplicate answers with the original's message id, which only the original segment holds
-// (HARD-PARTS §4). push_segments returns those segments with the duplicate report, so reading
-// them costs no extra round trip; this runs only on the duplicate path.
+// (docs/architecture.md#what-sql-cannot-see). push_segments returns those segments with the
+// duplicate report, so reading them costs no extra round trip; this runs only on the duplicate
+// path.
 import { bytesToUuid } from '../codec/frame.js';
 import { decodeSegment } from '../codec/segment.js';
 import type { PushSegmentRow } from '../db/rows.js';

@@ -1,6 +1,7 @@
-// Queue resources (SPEC §3.7, §3.8b): listing, detail with per-partition watermarks and per-group lag,
-// namespaces and tasks, the overview, and delete with its cascade. Each is one SQL function call;
-// the figures are Queen's (pending excludes what is in flight) and computed from the log.
+// Queue resources (docs/api.md#queues, docs/semantics.md#figures): listing, detail with
+// per-partition watermarks and per-group lag, namespaces and tasks, the overview, and delete with
+// its cascade. Each is one SQL function call; the figures are Queen's (pending excludes what is in
+// flight) and computed from the log.
 import { selectJson } from '../db/json.js';
 import type { Queryable } from '../db/types.js';
 import { notFound, SqlState, sqlState } from '../errors.js';

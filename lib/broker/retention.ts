@@ -1,8 +1,8 @@
-// The retention job (SPEC §4): finds the partitions with work (two primary-key probes each), then
-// retains each in its own short statements of at most `segmentsPerStatement` segments, so no
-// transaction spans the run and a partition row is locked only from its watermark update to
-// commit. Overlapping runs skip each other's partitions (a per-partition advisory lock); a run
-// is idempotent. Each run first rolls up the per-minute figures (before it deletes what they
+// The retention job (docs/semantics.md#retention): finds the partitions with work (two primary-key
+// probes each), then retains each in its own short statements of at most `segmentsPerStatement`
+// segments, so no transaction spans the run and a partition row is locked only from its watermark
+// update to commit. Overlapping runs skip each other's partitions (a per-partition advisory lock);
+// a run is idempotent. Each run first rolls up the per-minute figures (before it deletes what they
 // count), and records what each rule deleted.
 import type { Database } from '../db/types.js';
 import { purgeTraces } from './traces.js';

@@ -1,6 +1,7 @@
-// Seek (SPEC §3.7): move one group's cursors on a queue to the end, to a timestamp, or to an offset
-// of one partition, or one partition's cursor to its end (the dashboard's "Skip to end"). Backwards
-// is allowed and replays; leases and retry counters are cleared. Answers Queen's keys and ours.
+// Seek (docs/semantics.md#consumer-groups-and-seek): move one group's cursors on a queue to the
+// end, to a timestamp, or to an offset of one partition, or one partition's cursor to its end (the
+// dashboard's "Skip to end"). Backwards is allowed and replays; leases and retry counters are
+// cleared. Answers Queen's keys and ours.
 import type { Queryable } from '../db/types.js';
 import { notFound } from '../errors.js';
 import { queueNotFound } from './queues.js';

@@ -1,6 +1,7 @@
-// Message traces (SPEC §3.8b): what a consumer's msg.trace() records about one message, stored per
-// tenant beside the log and never touched by push, pop or ack. A trace hangs off its partition, so
-// one whose sidecar hash was already purged is still kept (its offset is then unknown).
+// Message traces (docs/semantics.md#queens-other-routes): what a consumer's msg.trace() records
+// about one message, stored per tenant beside the log and never touched by push, pop or ack. A
+// trace hangs off its partition, so one whose sidecar hash was already purged is still kept (its
+// offset is then unknown).
 import { v7 as uuidv7 } from 'uuid';
 import { xxh3_128 } from '../codec/xxh3.js';
 import { selectJson } from '../db/json.js';

@@ -1,6 +1,7 @@
-// POST /api/v1/transaction (SPEC §3.5): acks and pushes in one database transaction, in order;
-// the first operation that fails (an ack item answering success:false included) rolls back all.
-// Queen's clients put no leaseId in their ack operations and list the leases in requiredLeases.
+// POST /api/v1/transaction (docs/semantics.md#transactions): acks and pushes in one database
+// transaction, in order; the first operation that fails (an ack item answering success:false
+// included) rolls back all. Queen's clients put no leaseId in their ack operations and list the
+// leases in requiredLeases.
 import { v7 as uuidv7 } from 'uuid';
 import type { Config } from '../config.js';
 import type { Database } from '../db/types.js';

@@ -1,6 +1,6 @@
 import { CorruptSegmentError, InvalidFrameError } from './errors.js';
 
-// One frame, little-endian (storage-model seed, "What a segment looks like inside"):
+// One frame, little-endian (docs/storage.md#frames):
 //   u32 body_len | u8 flags | u8[16] message_id | [u8[16] trace_id] | u16 txn_len | txn bytes
 //   | [u16 psub_len | psub bytes] | payload (rest of body)
 export const FLAG_TRACE_ID = 1;

@@ -1,5 +1,6 @@
-// XXH3-128 with seed 0 and the default secret, as log_txns.hashes stores it (SPEC §5). Pure
-// TypeScript because Workers forbid compiling WASM from bytes, which rules out hash-wasm.
+// XXH3-128 with seed 0 and the default secret, as log_txns.hashes stores it
+// (docs/storage.md#the-sidecar). Pure TypeScript because Workers forbid compiling WASM from bytes,
+// which rules out hash-wasm.
 import { XXH3_CORE } from './xxh3-core.js';
 import { hashLong } from './xxh3-long.js';
 

@@ -2,7 +2,8 @@
 // table so `drizzle-kit migrate` and this agree. Two processes migrating at once queue on the lock.
 // Every applied migration is verified position by position first: a superseded version of one of
 // ours is brought up to date, any other SQL refuses to migrate.
-// Node only: deployed functions never run DDL (SPEC §4b), they check (schema-version.ts).
+// Node only: deployed functions never run DDL (docs/semantics.md#migrations), they check
+// (schema-version.ts).
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';

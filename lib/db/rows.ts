@@ -1,6 +1,7 @@
-// The rows the broker's SQL functions (drizzle/) return, as the drivers hand them back: int8 as
-// a decimal string, bytea as Uint8Array, timestamptz as Date. Push and ack answer "ask again"
-// rows when SQL cannot finish alone (it never decompresses a segment, HARD-PARTS §4).
+// The rows the broker's SQL functions (drizzle/) return, as the drivers hand them back: int8 as a
+// decimal string, bytea as Uint8Array, timestamptz as Date. Push and ack answer "ask again" rows
+// when SQL cannot finish alone (it never decompresses a segment,
+// docs/architecture.md#what-sql-cannot-see).
 
 /** The columns of a log_segments row that decoding needs. */
 export type SegmentRow = {

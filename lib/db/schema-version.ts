@@ -1,6 +1,7 @@
 // What a database has applied against what this version ships, position by position: drizzle
-// records the sha256 of every migration it applies in drizzle.__drizzle_migrations. migrate()
-// acts on the comparison; deployed functions only check it (SPEC §4b, lib/http/runtime/database.ts).
+// records the sha256 of every migration it applies in drizzle.__drizzle_migrations. migrate() acts
+// on the comparison; deployed functions only check it (docs/semantics.md#migrations,
+// lib/http/runtime/database.ts).
 import journal from '../../drizzle/meta/_journal.json' with { type: 'json' };
 import manifest from '../../drizzle/hashes.json' with { type: 'json' };
 import { SqlState, sqlState } from '../errors.js';

@@ -1,5 +1,6 @@
-// The queue row and the log tables of the storage-model seed, plus the subscription record SPEC §3.2
-// needs. Storage parameters, STORAGE EXTERNAL and SQL functions live in custom migrations.
+// The queue row and the log tables (docs/storage.md#the-tables), plus the subscription record
+// docs/semantics.md#subscriptions needs. Storage parameters, STORAGE EXTERNAL and SQL functions
+// live in custom migrations.
 import { sql } from 'drizzle-orm';
 import {
   bigint,
@@ -93,7 +94,8 @@ export const logSegments = queen.table(
   (t) => [primaryKey({ name: 'log_segments_pk', columns: [t.partitionId, t.baseOffset] })],
 );
 
-// No foreign key on purpose (seed): the purge path must never pay trigger cost.
+// No foreign key on purpose (docs/storage.md#the-sidecar): the purge path must never pay trigger
+// cost.
 export const logTxns = queen.table(
   'log_txns',
   {
@@ -144,8 +146,9 @@ export const logConsumers = queen.table(
   ],
 );
 
-// Where a group starts reading a queue, recorded at its first pop (SPEC §3.2). start_at NULL means
-// from the beginning; otherwise the first segment with created_at >= start_at.
+// Where a group starts reading a queue, recorded at its first pop
+// (docs/semantics.md#subscriptions). start_at NULL means from the beginning; otherwise the first
+// segment with created_at >= start_at.
 export const consumerSubscriptions = queen.table(
   'consumer_subscriptions',
   {
@@ -283,7 +286,8 @@ export const minuteStatsState = queen.table('minute_stats_state', {
   sampledAt: instant('sampled_at').notNull(),
 });
 
-// Per-tenant switches (SPEC §3.8b): maintenance and pop maintenance, read by pop.
+// Per-tenant switches (docs/semantics.md#maintenance-mode): maintenance and pop maintenance, read
+// by pop.
 export const tenantSettings = queen.table('tenant_settings', {
   tenantId: text('tenant_id').primaryKey(),
   maintenance: boolean('maintenance').notNull().default(false),

@@ -1,4 +1,5 @@
-// Who is calling: verifies the Bearer JWT (SPEC §2) and turns its claims into a Principal.
+// Who is calling: verifies the Bearer JWT (docs/api.md#authentication) and turns its claims into a
+// Principal.
 import { createRemoteJWKSet, decodeProtectedHeader, errors, jwtVerify, type JWTPayload, type JWTVerifyGetKey } from 'jose';
 import type { Config } from '../config.js';
 import { QueenError } from '../errors.js';

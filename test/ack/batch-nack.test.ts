@@ -1,6 +1,6 @@
-// A nack inside a batch (SPEC §3.3): a DLQ move or a failed/retry clamp releases the lease in the
-// same statement, so the rest of the batch is deliverable at once (or after retryDelay), and
-// `attempt` counts redeliveries of the batch's first message.
+// A nack inside a batch (docs/semantics.md#the-clamp): a DLQ move or a failed/retry clamp releases
+// the lease in the same statement, so the rest of the batch is deliverable at once (or after
+// retryDelay), and `attempt` counts redeliveries of the batch's first message.
 import { describe, expect, it } from 'vitest';
 import { offsets, type PopBody, testClient } from '../support/client.js';
 import { useDatabase } from '../support/db.js';

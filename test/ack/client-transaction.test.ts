@@ -1,6 +1,7 @@
 // POST /api/v1/transaction exactly as Queen's JS and Python transaction builders send it
 // (TransactionBuilder.js, transaction_builder.py): one ack operation per message with no leaseId,
-// the leases listed once in `requiredLeases`, push items without transactionIds. SPEC §3.5.
+// the leases listed once in `requiredLeases`, push items without transactionIds
+// (docs/semantics.md#transactions).
 import { describe, expect, it } from 'vitest';
 import { observe, type StatementLog } from '../../lib/db/client.js';
 import { type PopBody, testClient } from '../support/client.js';

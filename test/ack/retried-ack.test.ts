@@ -1,5 +1,6 @@
-// A retried ack (SPEC §3.3): an ack of an offset at or below the cursor is a no-op success whatever
-// its leaseId, so a client whose answer was lost hears success for work already committed.
+// A retried ack (docs/semantics.md#retried-acks): an ack of an offset at or below the cursor is a
+// no-op success whatever its leaseId, so a client whose answer was lost hears success for work
+// already committed.
 import { describe, expect, it } from 'vitest';
 import { observe, type StatementLog } from '../../lib/db/client.js';
 import { offsets, type PopBody, testClient } from '../support/client.js';

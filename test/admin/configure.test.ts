@@ -29,7 +29,7 @@ const queueCount = async (name: string) =>
   Number((await db().query<{ n: string }>('SELECT count(*) AS n FROM queen.queues WHERE name = $1', [name]))[0]!.n);
 
 describe('POST /api/v1/configure', () => {
-  it('creates a queue with the defaults, leaseTime 300, and answers in the SPEC shape', async () => {
+  it('creates a queue with the defaults, leaseTime 300, and answers in the shape of docs/api.md#configure', async () => {
     const res = await api.configure('billing.invoices', { retryLimit: 5 });
     expect(res.status).toBe(200);
     expect(Object.keys(res.body).sort()).toEqual(['configured', 'namespace', 'options', 'queue', 'queueId', 'storage', 'task', 'warnings']);

@@ -45,7 +45,7 @@ describe('GET /api/v1/dlq', () => {
     await other.ack({ transactionId: m.transactionId, partitionId: m.partitionId, leaseId: m.leaseId, status: 'dlq', consumerGroup: 'billing' });
   });
 
-  it('lists newest failure first with the SPEC fields, total and pagination', async () => {
+  it('lists newest failure first with the fields of docs/api.md#dead-letters, total and pagination', async () => {
     const res = await dlq();
     expect(res.status).toBe(200);
     expect(res.body.total).toBe(5);

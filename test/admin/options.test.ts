@@ -1,4 +1,5 @@
-// Every SPEC §3.6 option set through /configure changes what push, pop and ack do.
+// Every queue option (docs/api.md#queue-options) set through /configure changes what push, pop and
+// ack do.
 import { describe, expect, it } from 'vitest';
 import { testClient } from '../support/client.js';
 import { useDatabase } from '../support/db.js';

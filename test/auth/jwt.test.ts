@@ -38,7 +38,7 @@ describe('authenticate with HS256', () => {
     expect((await authenticate(request(`bearer ${token}`), hsConfig)).role).toBe('admin');
   });
 
-  it('answers a missing Authorization header with the SPEC body', async () => {
+  it('answers a missing Authorization header with the body of docs/api.md#authentication', async () => {
     const err = await refused(undefined, hsConfig);
     expect([err.status, err.code, err.message]).toEqual([401, 'unauthenticated', 'Authentication required']);
   });

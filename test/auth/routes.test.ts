@@ -62,7 +62,7 @@ describe('every route but /health needs a valid token', () => {
   });
 });
 
-describe('role matrix (SPEC §2: read-only ⊂ read-write ⊂ admin)', () => {
+describe('role matrix (docs/semantics.md#tenancy-and-roles: read-only ⊂ read-write ⊂ admin)', () => {
   it('lists every route the function families register', () => {
     const registered = allFunctions.flatMap((fn) => {
       const app = new Hono<BrokerEnv>();

@@ -1,4 +1,5 @@
-// Every HTTP route of SPEC §2/§3 with the least role it needs, for the role and fail-closed matrices.
+// Every HTTP route of docs/api.md#routes with the least role it needs, for the role and fail-closed
+// matrices.
 import type { Role } from '../../lib/http/context.js';
 
 export interface RouteCase {
@@ -8,7 +9,10 @@ export interface RouteCase {
   path: string;
   body?: unknown;
   role: Role;
-  /** What a caller with the role gets when the route has nothing behind it (SPEC §3.8b: 501). */
+  /**
+   * What a caller with the role gets when the route has nothing behind it: 501
+   * (docs/semantics.md#queens-other-routes).
+   */
   answers?: 501;
 }
 

@@ -62,7 +62,7 @@ describe('packFrames and unpackFrames', () => {
     expect(unpackFrames(packFrames(frames)).map(plain)).toEqual(frames.map(plain));
   });
 
-  it('writes the little-endian layout from the storage-model seed byte for byte', () => {
+  it('writes the little-endian layout of docs/storage.md#frames byte for byte', () => {
     const packed = packFrames([
       frame({ traceId: id(2), producerSub: 'ps', encrypted: true, transactionId: 'tx', payload: Uint8Array.of(9, 8) }),
     ]);

@@ -37,7 +37,7 @@ describe('xxh3_128', () => {
     ['a', 'a96faf705af16834e6c632b61e964e1f'],
     ['hello world', 'df8d09e93f874900a99b8775cc15b6c7'],
     ['tx-12345', '410f08c9e4bce2345662f7895215a53f'],
-  ])('hashes %j to the SPEC §5 reference value', (input, hex) => {
+  ])('hashes %j to the reference value in docs/storage.md#the-sidecar', (input, hex) => {
     expect(xxh3_128_hex(input)).toBe(hex);
     expect(xxh3_128_hex(new TextEncoder().encode(input))).toBe(hex);
   });

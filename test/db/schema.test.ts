@@ -19,7 +19,7 @@ const reloptions = async (table: string) => {
 };
 
 describe('a freshly migrated database', () => {
-  it('tunes the churn tables as the storage-model seed says', async () => {
+  it('tunes the churn tables as docs/storage.md#churn-tuning says', async () => {
     expect(await reloptions('queen.log_partitions')).toEqual(
       expect.arrayContaining(['fillfactor=70', 'autovacuum_vacuum_scale_factor=0', 'autovacuum_vacuum_threshold=500', 'vacuum_truncate=off']),
     );
@@ -35,7 +35,7 @@ describe('a freshly migrated database', () => {
     expect(rows[0]?.attstorage).toBe('e');
   });
 
-  it('has the seed indexes and no secondary index on log_segments', async () => {
+  it('has the documented indexes and no secondary index on log_segments', async () => {
     const idx = await db().query<{ tablename: string; indexname: string; indexdef: string }>(
       `SELECT tablename, indexname, indexdef FROM pg_indexes WHERE schemaname = 'queen' ORDER BY 1, 2`,
     );
@@ -58,7 +58,7 @@ describe('a freshly migrated database', () => {
     for (const f of fks) expect(f.def).toMatch(/ON DELETE CASCADE/);
   });
 
-  it('starts allocators at -1 and queues with the seed defaults', async () => {
+  it('starts allocators at -1 and queues with the defaults of an implicit queue', async () => {
     const [q] = await db().query<{ id: string; lease_time: number; dedup_window_seconds: number }>(
       `INSERT INTO queen.queues (name) VALUES ('defaults') RETURNING id, lease_time, dedup_window_seconds`,
     );

@@ -1,7 +1,8 @@
-// SPEC §3 errors for real (issue 12 item 2): the broker's own PostgreSQL restarts under a steady
-// load of pushes, pops and acks, first with `-m fast`, then `-m immediate`. Every failed request
-// is a 503 database_unavailable with Retry-After, nothing acknowledged is lost, and the same
-// server process serves again once PostgreSQL is back: its pool drops dead clients by itself.
+// docs/semantics.md#errors-and-availability for real (issue 12 item 2): the broker's own PostgreSQL
+// restarts under a steady load of pushes, pops and acks, first with `-m fast`, then `-m immediate`.
+// Every failed request is a 503 database_unavailable with Retry-After, nothing acknowledged is
+// lost, and the same server process serves again once PostgreSQL is back: its pool drops dead
+// clients by itself.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { allFunctions } from '../../functions/index.js';
 import { readConfig } from '../../lib/config.js';

@@ -1,6 +1,7 @@
-// How failures become responses (SPEC §3): a database that is down, restarting or full is a 503
-// with Retry-After, never a 500; a stored segment that does not decode is our 500 with its own
-// code, its location logged for the operator and not sent to the client.
+// How failures become responses (docs/semantics.md#errors-and-availability): a database that is
+// down, restarting or full is a 503 with Retry-After, never a 500; a stored segment that does not
+// decode is our 500 with its own code, its location logged for the operator and not sent to the
+// client.
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { connect } from '../../lib/db/client.js';

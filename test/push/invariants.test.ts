@@ -1,4 +1,5 @@
-// The storage-model seed's invariants under real concurrency: PostgreSQL only (PGlite is one connection).
+// The storage invariants (docs/storage.md#invariants) under real concurrency: PostgreSQL only
+// (PGlite is one connection).
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { pushItems } from '../../lib/broker/push.js';

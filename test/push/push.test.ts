@@ -13,7 +13,7 @@ const UUID7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{
 const config = readConfig({}, { auth: 'none' });
 
 describe('POST /api/v1/push', () => {
-  it('answers 201 with one entry per item in the SPEC shape and stores one segment per partition', async () => {
+  it('answers 201 with one entry per item in the shape of docs/api.md#push and stores one segment per partition', async () => {
     const { call } = testClient(db);
     const trace = '0193a5b2-0000-4000-8000-000000000001';
     const res = await call('POST', '/api/v1/push', {

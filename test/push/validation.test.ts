@@ -64,7 +64,7 @@ describe('bad push input writes nothing', () => {
     await refused({ items: [good, item('exists', 'x'.repeat(200))] }, 413, 'message_too_large', /items\[1\]\.payload is 202 bytes/, { maxMessageBytes: 100 });
   });
 
-  it('accepts what the SPEC allows: null trace id and partition, any UUID version, missing payload as null', async () => {
+  it('accepts a null trace id and partition, any UUID version, and a missing payload as null', async () => {
     const res = await testClient(db).call('POST', '/api/v1/push', {
       items: [
         item('exists', 1, { traceId: null, partition: null, transactionId: null }),

@@ -210,9 +210,10 @@ describe.skipIf(testMode() !== 'pg')('overlapping runs', () => {
 });
 
 describe('acks after the sidecar purge', () => {
-  // SPEC §3.3 does better than the seed: a purged hash is looked up by decoding the segments in
-  // range, so the ack lands on exactly its message; an id that is not there is not acked and the
-  // message comes back when the lease expires. Never an ack of the wrong offset, never a loss.
+  // docs/storage.md#how-an-ack-finds-its-message: a purged hash is looked up by decoding the
+  // segments in range, so the ack lands on exactly its message; an id that is not there is not
+  // acked and the message comes back when the lease expires. Never an ack of the wrong offset,
+  // never a loss.
   it('resolve a purged hash by its segment, and an unknown one as not acked so the message is redelivered', async () => {
     await api.configure('purged-ack', { dedupWindowSeconds: 60, leaseTime: 30 });
     await api.pushSegments('purged-ack', [['a', 'b'], ['c']]);

@@ -142,7 +142,7 @@ describe('sst.config.ts run()', () => {
         expect(target(route.path), `${route.method} ${route.path}`).toBe(outputs.url(family));
       }
     }
-    // The SPEC §3 and §3.8b paths, whether or not their family has landed yet.
+    // The paths of docs/api.md#routes, whether or not their family has landed yet.
     for (const [path, family] of [
       ['/api/v1/push', 'Push'], ['/api/v1/pop/queue/q', 'Pop'], ['/api/v1/pop', 'Pop'], ['/api/v1/ack/batch', 'Ack'],
       ['/api/v1/lease/x/extend', 'Ack'], ['/api/v1/transaction', 'Ack'], ['/api/v1/configure', 'Configure'],

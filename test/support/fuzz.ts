@@ -217,9 +217,9 @@ function guessParams(route: Route): Record<string, string> {
 }
 
 /**
- * Why an answer to a fuzzed request breaks SPEC §3, or null: no answer, a 5xx (but a route's
- * documented 501 not_supported, and 503 database_unavailable where the database may be away), or
- * a 4xx without {error, code} strings.
+ * Why an answer to a fuzzed request breaks docs/semantics.md#errors-and-availability, or null: no
+ * answer, a 5xx (but a route's documented 501 not_supported, and 503 database_unavailable where the
+ * database may be away), or a 4xx without {error, code} strings.
  */
 export function fuzzProblem(answer: Answer, options: { databaseMayBeAway?: boolean } = {}): string | null {
   if (answer.status === 0) return `no answer (${answer.error})`;

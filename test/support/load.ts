@@ -45,7 +45,10 @@ export class Tally {
   }
 }
 
-/** Why an answer breaks SPEC §3 errors, or null: 5xx only as 503 database_unavailable with Retry-After. */
+/**
+ * Why an answer breaks docs/semantics.md#errors-and-availability, or null: 5xx only as 503
+ * database_unavailable with Retry-After.
+ */
 export function answerProblem(answer: Answer): string | null {
   if (answer.status < 400) return null;
   let body: { error?: unknown; code?: unknown } | null = null;

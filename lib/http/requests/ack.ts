@@ -1,6 +1,7 @@
-// Ack bodies (SPEC §3.3): a single ack or {consumerGroup?, acknowledgments: [...]}; any invalid
-// item makes the whole request a 400, so nothing moves. Also lease extend (§3.4) and the
-// transaction's operations (§3.5), which mix acks and pushes.
+// Ack bodies (docs/semantics.md#acks): a single ack or {consumerGroup?, acknowledgments: [...]};
+// any invalid item makes the whole request a 400, so nothing moves. Also lease extend
+// (docs/semantics.md#lease-extend) and the transaction's operations
+// (docs/semantics.md#transactions), which mix acks and pushes.
 import type { Context } from 'hono';
 import * as v from 'valibot';
 import type { AckItem, AckStatus } from '../../broker/ack.js';

@@ -89,6 +89,18 @@ export const timestampSchema = (what: string) =>
     v.check((s) => ISO.test(s) && !Number.isNaN(Date.parse(s)), `${what} must be an ISO 8601 date-time like 2026-01-31T12:00:00Z`),
   );
 
+/** A listing's `from` and `to` query parameters, to spread into its query schema. */
+export const windowParams = {
+  from: v.optional(timestampSchema('from')),
+  to: v.optional(timestampSchema('to')),
+};
+
+/** A listing's `limit` (1..maxLimit) and `offset` (0..maxOffset) query parameters, to spread likewise. */
+export const pageParams = (maxLimit: number, defaultLimit: number, maxOffset: number) => ({
+  limit: v.optional(wholeNumberTextSchema('limit', 1, maxLimit), String(defaultLimit)),
+  offset: v.optional(wholeNumberTextSchema('offset', 0, maxOffset), '0'),
+});
+
 /** The query string without its empty parameters, which count as absent. */
 export const presentQuery = (query: Record<string, string>) => Object.fromEntries(Object.entries(query).filter(([, value]) => value !== ''));
 

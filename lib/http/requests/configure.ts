@@ -1,5 +1,6 @@
-// Configure (SPEC §3.6), queue resources and consumer groups (§3.7), seek included: route
-// parameters, query filters and bodies, checked against the option and name rules of the broker.
+// Configure (docs/semantics.md#configure), queue resources and consumer groups, seek included
+// (docs/semantics.md#consumer-groups-and-seek): route parameters, query filters and bodies, checked
+// against the option and name rules of the broker.
 import type { Context } from 'hono';
 import * as v from 'valibot';
 import { OPTION_NAMES, OPTION_SCHEMAS, type ConfigureRequest, type OptionName, type QueueOptions } from '../../broker/configure.js';
@@ -30,7 +31,10 @@ const bodySchema = v.object({
 
 export const readConfigureRequest = async (c: Context<BrokerEnv>): Promise<ConfigureRequest> => parseConfigureRequest(await readJson(c));
 
-/** Checks a configure body: names per SPEC §1, each option's type and range, no unknown option. */
+/**
+ * Checks a configure body: names per docs/semantics.md#names-and-limits, each option's type and
+ * range, no unknown option.
+ */
 export function parseConfigureRequest(body: unknown): ConfigureRequest {
   if (!isObject(body)) {
     throw badRequest('invalid_request', 'Send a JSON object like {"queue":"orders","options":{"leaseTime":300}}.');

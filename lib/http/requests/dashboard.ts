@@ -7,25 +7,22 @@ import { nameSchema } from '../../broker/names.js';
 import type { AnalyticsInterval, QueueFilter, StatsWindow } from '../../broker/status.js';
 import { badRequest } from '../../errors.js';
 import type { BrokerEnv } from '../context.js';
-import { isObject, readJson, timestampSchema, validate, wholeNumberTextSchema } from './body.js';
+import { isObject, pageParams, presentQuery, readJson, validate, windowParams } from './body.js';
 
 export const MAX_STATUS_PAGE = 1000;
 
 const dashboardQuery = v.object({
-  from: v.optional(timestampSchema('from')),
-  to: v.optional(timestampSchema('to')),
+  ...windowParams,
   queue: v.optional(nameSchema('queue')),
   namespace: v.optional(nameSchema('namespace')),
   task: v.optional(nameSchema('task')),
-  limit: v.optional(wholeNumberTextSchema('limit', 1, MAX_STATUS_PAGE), '100'),
-  offset: v.optional(wholeNumberTextSchema('offset', 0, Number.MAX_SAFE_INTEGER), '0'),
+  ...pageParams(MAX_STATUS_PAGE, 100, Number.MAX_SAFE_INTEGER),
   interval: v.optional(v.string(), 'hour'),
 });
 
 /** Every dashboard parameter, checked; empty values count as absent. */
 export function parseDashboardQuery(query: Record<string, string>) {
-  const present = Object.fromEntries(Object.entries(query).filter(([, value]) => value !== ''));
-  const q = validate(dashboardQuery, present, 'invalid_query');
+  const q = validate(dashboardQuery, presentQuery(query), 'invalid_query');
   if (q.from !== undefined && q.to !== undefined && Date.parse(q.from) >= Date.parse(q.to)) {
     throw badRequest('invalid_query', `from (${q.from}) must be before to (${q.to}).`);
   }

@@ -1,4 +1,5 @@
-// The DLQ, message and trace routes (SPEC §3.8, §3.8b): list filters in the query string, the
+// The DLQ, message and trace routes (docs/semantics.md#dlq-retry-and-delete,
+// docs/semantics.md#queens-other-routes): list filters in the query string, the
 // (partitionId, transactionId) address of one message with an optional consumer group, and the
 // trace body Queen's consume loops post.
 import type { Context } from 'hono';
@@ -25,16 +26,14 @@ import { MAX_NAME_LENGTH, nameSchema, QUEUE_MODE_GROUP, transactionIdSchema } fr
 import type { Page, TraceRequest } from '../../broker/traces.js';
 import { badRequest, tooLarge } from '../../errors.js';
 import type { BrokerEnv } from '../context.js';
-import { isObject, presentQuery, readJson, requireObject, timestampSchema, validate, wholeNumberTextSchema } from './body.js';
+import { isObject, pageParams, presentQuery, readJson, requireObject, validate, windowParams } from './body.js';
 
 const listQuery = v.object({
   queue: v.optional(nameSchema('queue')),
   consumerGroup: v.optional(nameSchema('consumerGroup')),
   partition: v.optional(nameSchema('partition')),
-  from: v.optional(timestampSchema('from')),
-  to: v.optional(timestampSchema('to')),
-  limit: v.optional(wholeNumberTextSchema('limit', 1, MAX_DLQ_PAGE), String(DEFAULT_DLQ_PAGE)),
-  offset: v.optional(wholeNumberTextSchema('offset', 0, MAX_DLQ_OFFSET), '0'),
+  ...windowParams,
+  ...pageParams(MAX_DLQ_PAGE, DEFAULT_DLQ_PAGE, MAX_DLQ_OFFSET),
 });
 
 export const readDlqQuery = (c: Context<BrokerEnv>): DlqFilter => parseDlqQuery(c.req.query());
@@ -51,10 +50,8 @@ const messageQuery = v.object({
   namespace: v.optional(nameSchema('namespace')),
   task: v.optional(nameSchema('task')),
   status: v.optional(v.picklist(MESSAGE_STATUSES, `status must be one of ${MESSAGE_STATUSES.join(', ')}`)),
-  from: v.optional(timestampSchema('from')),
-  to: v.optional(timestampSchema('to')),
-  limit: v.optional(wholeNumberTextSchema('limit', 1, MAX_MESSAGE_PAGE), String(DEFAULT_MESSAGE_PAGE)),
-  offset: v.optional(wholeNumberTextSchema('offset', 0, MAX_MESSAGE_DEPTH), '0'),
+  ...windowParams,
+  ...pageParams(MAX_MESSAGE_PAGE, DEFAULT_MESSAGE_PAGE, MAX_MESSAGE_DEPTH),
 });
 
 /** GET /messages: Queen's filters; the namespace is `ns` there, and `namespace` is accepted too. */
@@ -156,11 +153,7 @@ export function parseTrace(body: unknown): TraceRequest {
   };
 }
 
-const pageQuery = (defaultLimit: number) =>
-  v.object({
-    limit: v.optional(wholeNumberTextSchema('limit', 1, MAX_TRACE_PAGE), String(defaultLimit)),
-    offset: v.optional(wholeNumberTextSchema('offset', 0, INT4_MAX), '0'),
-  });
+const pageQuery = (defaultLimit: number) => v.object(pageParams(MAX_TRACE_PAGE, defaultLimit, INT4_MAX));
 
 /** GET /traces/by-name/:name?limit&offset. */
 export function readTracesByName(c: Context<BrokerEnv>): { name: string; page: Page } {

@@ -1,4 +1,5 @@
-// Pop query parameters (SPEC §3.2): every value checked before anything is read or leased.
+// Pop query parameters (docs/semantics.md#pop-and-leases): every value checked before anything is
+// read or leased.
 import type { Context } from 'hono';
 import * as v from 'valibot';
 import { DEFAULT_POP_TIMEOUT_MS, MAX_POP_BATCH, MAX_POP_PARTITIONS, MAX_POP_TIMEOUT_MS } from '../../broker/limits.js';

@@ -1,5 +1,6 @@
-// POST /push bodies (SPEC §3.1): {"items": [...]}, each payload kept as the exact JSON text the
-// client sent (SPEC §1). Also decodes the push operations of a transaction.
+// POST /push bodies (docs/semantics.md#push): {"items": [...]}, each payload kept as the exact JSON
+// text the client sent (docs/semantics.md#names-and-limits). Also decodes the push operations of a
+// transaction.
 import type { Context } from 'hono';
 import * as v from 'valibot';
 import type { PushItem } from '../../broker/push.js';

@@ -1,7 +1,8 @@
-// A strict JSON parser (RFC 8259) that keeps chosen member values as their exact source text.
-// Push stores each payload byte for byte as the client sent it (SPEC §1), which JSON.parse cannot
-// give back: 2^53+1 rounds, 1.0 becomes 1, whitespace is lost. One pass validates the whole body,
-// builds the envelope and, for a captured member, only checks its grammar and slices its span.
+// A strict JSON parser (RFC 8259) that keeps chosen member values as their exact source text. Push
+// stores each payload byte for byte as the client sent it (docs/semantics.md#names-and-limits),
+// which JSON.parse cannot give back: 2^53+1 rounds, 1.0 becomes 1, whitespace is lost. One pass
+// validates the whole body, builds the envelope and, for a captured member, only checks its grammar
+// and slices its span.
 import { badRequest } from '../../errors.js';
 
 /** A JSON value kept as the exact text the client sent. */

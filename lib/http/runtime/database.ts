@@ -37,8 +37,8 @@ const RUN_MIGRATIONS = 'Run the migrations (npx sst deploy runs them; or DATABAS
 /**
  * Checks once per cold start, in one query, that the deploy migrated the database to exactly this
  * version's SQL: every applied migration's hash, position by position. A function never runs DDL
- * (SPEC §4b); it answers 503 until the migration step has run. Only success is remembered, so a
- * function recovers by itself once the migration lands.
+ * (docs/semantics.md#migrations); it answers 503 until the migration step has run. Only success is
+ * remembered, so a function recovers by itself once the migration lands.
  */
 export function schemaGuard(shipped: () => readonly Migration[] = shippedMigrations): (db: Database) => Promise<void> {
   let checked = false;

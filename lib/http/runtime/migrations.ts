@@ -1,5 +1,6 @@
-// The deploy's migration step (SPEC §4b): drizzle/ applied over the direct URL, never from a
-// request path. Used by `scripts/migrate.ts` and by the migrator Lambda `sst deploy` invokes.
+// The deploy's migration step (docs/semantics.md#migrations): drizzle/ applied over the direct URL,
+// never from a request path. Used by `scripts/migrate.ts` and by the migrator Lambda `sst deploy`
+// invokes.
 import { migrateWithReport, MIGRATIONS_FOLDER, readMigrations, type MigrationReport } from '../../db/migrate.js';
 import { connectDeployed, directUrl } from './database.js';
 

@@ -11,7 +11,10 @@ export interface WorkerContext {
   waitUntil(promise: Promise<unknown>): void;
 }
 
-/** Bindings: the SPEC §6 variables, plus NEON_WS_PROXY (`host:port`) to reach a plain PostgreSQL. */
+/**
+ * Bindings: the variables of docs/api.md#environment-variables, plus NEON_WS_PROXY (`host:port`)
+ * to reach a plain PostgreSQL.
+ */
 export type WorkerEnv = Env;
 
 export interface Worker {

@@ -1,4 +1,4 @@
-// CPU time from /proc (FACTS.md "CPU per message"): utime+stime+cutime+cstime, fields 14-17 of
+// CPU time from /proc: utime+stime+cutime+cstime, fields 14-17 of
 // /proc/<pid>/stat, summed over a set of processes. Robust on a shared machine where rates are not:
 // other work slows us down but is not charged to us.
 import { execFileSync } from 'node:child_process';

@@ -1,4 +1,4 @@
-// A private PostgreSQL 15 cluster for benchmarks (FACTS.md "a private PostgreSQL"): its postmaster
+// A private PostgreSQL 15 cluster for benchmarks: its postmaster
 // serves only the benchmark, so the CPU read from /proc over it and its children is ours alone.
 // Settings follow the shared cluster at 127.0.0.1:5432 (SHOW ALL there): shared_buffers 128MB,
 // max_wal_size 1GB, min_wal_size 80MB, fsync and synchronous_commit on, autovacuum off.

@@ -1,5 +1,5 @@
-// The ack verb (SPEC §3.3). A request of completed acks is one call of queen.ack. Two rare paths
-// need the function to read a segment (SQL never decompresses, HARD-PARTS §4) and call again:
+// The ack verb (docs/semantics.md#acks). A request of completed acks is one call of queen.ack. Two rare paths
+// need the function to read a segment (SQL never decompresses: docs/architecture.md#what-sql-cannot-see) and call again:
 //   - a transactionId whose sidecar hash was purged: the segments after the cursor are searched;
 //   - a dead-letter move: the frame is decoded and handed to the second call, which recomputes
 //     the ack under the cursor lock and writes the DLQ row and the cursor move together, or asks
@@ -29,7 +29,7 @@ export interface AckItem {
 
 export interface AckContext {
   tenant: string;
-  /** A transaction's `requiredLeases`: each authorises its acks without a leaseId where it is live (SPEC §3.5). */
+  /** A transaction's `requiredLeases`: each authorises its acks without a leaseId where it is live (docs/semantics.md#transactions). */
   requiredLeases?: readonly string[];
 }
 

@@ -1,4 +1,4 @@
-// Maintenance mode (SPEC §3.8b): two flags per tenant, so one tenant's operator cannot pause
+// Maintenance mode (docs/semantics.md#maintenance-mode): two flags per tenant, so one tenant's operator cannot pause
 // another's consumers. While either is on, pops answer 204 (the pop statement reads the flags);
 // pushes always commit, because the database is the buffer: there is no file buffer to drain.
 import type { Queryable } from '../db/types.js';

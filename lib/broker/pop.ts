@@ -1,4 +1,4 @@
-// The pop verb (SPEC §3.2): one call of queen.pop claims partitions, leases (committed, batch_end]
+// The pop verb (docs/semantics.md#pop-and-leases): one call of queen.pop claims partitions, leases (committed, batch_end]
 // and returns the whole segment rows; this module slices and decodes them (PostgreSQL never
 // decompresses) and builds the response text with each payload spliced in verbatim.
 import { v7 as uuidv7 } from 'uuid';
@@ -12,7 +12,7 @@ import { decodeSegmentRow } from './segments.js';
 
 export type SubscriptionMode = 'all' | 'new' | 'from';
 
-/** One pop, checked against SPEC §1/§3.2 (names.ts, limits.ts) and with its defaults filled in. */
+/** One pop, checked against docs/semantics.md#names-and-limits (names.ts, limits.ts) and with its defaults filled in. */
 export interface PopRequest {
   /** Null for a discovery pop (namespace/task). */
   queue: string | null;
@@ -190,7 +190,7 @@ async function releaseClaims(db: Queryable, ctx: PopContext, req: PopRequest, le
   }
 }
 
-// Rare path: lease only what the response carries (HARD-PARTS §9).
+// Rare path: lease only what the response carries (docs/semantics.md#response-size).
 async function shrinkLeases(db: Queryable, ctx: PopContext, req: PopRequest, leaseId: string, claims: Claim[]) {
   const cut = claims.filter((c) => c.delivered !== c.batchEnd);
   await db.query(SHRINK_SQL, [

@@ -1,4 +1,4 @@
-// The push verb (SPEC §3.1): one segment + one sidecar row per (queue, partition) of a request,
+// The push verb (docs/semantics.md#push): one segment + one sidecar row per (queue, partition) of a request,
 // written by one call of queen.push_segments. That call writes nothing when the request needs
 // fixing (duplicates to drop, payloads to encrypt); the broker fixes it and calls again, so a
 // request without duplicates costs exactly one statement and one with duplicates two. The rows it
@@ -13,7 +13,7 @@ import type { Queryable } from '../db/types.js';
 import { encryptPayload, requireEncryptionKey } from './encryption.js';
 import { readOriginalMessageIds, type DuplicateRef } from './push-duplicates.js';
 
-/** One message to push, already checked against SPEC §1 (names.ts) and with its defaults filled in. */
+/** One message to push, already checked against docs/semantics.md#names-and-limits (names.ts) and with its defaults filled in. */
 export interface PushItem {
   queue: string;
   partition: string;

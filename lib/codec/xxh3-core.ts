@@ -1,5 +1,5 @@
 // XXH3-128 arithmetic and the paths for inputs up to 240 bytes (every transaction id in
-// practice), written from the XXH3 specification. No BigInt (~0.25M hashes/s, FACTS.md): a
+// practice), written from the XXH3 specification. No BigInt (measured at ~0.25M hashes/s): a
 // 64-bit value is a pair of uint32 numbers (hi, lo); Math.imul gives low halves of products,
 // exact float multiplies give high halves.
 

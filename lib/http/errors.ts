@@ -1,4 +1,4 @@
-// The one place errors become responses (SPEC §3). Our QueenError answers as it is; a database
+// The one place errors become responses (docs/semantics.md#errors-and-availability). Our QueenError answers as it is; a database
 // that is unreachable, starting or shutting down answers 503 with Retry-After; a stored segment
 // that does not decode is our 500 with the codec's code. Causes are logged, never sent.
 import { HTTPException } from 'hono/http-exception';

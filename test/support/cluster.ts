@@ -1,4 +1,4 @@
-// A private PostgreSQL 15 cluster in a temporary directory (FACTS.md "a private PostgreSQL"): one a
+// A private PostgreSQL 15 cluster in a temporary directory: one a
 // test may stop, crash and restart without touching the shared server on 5432.
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';

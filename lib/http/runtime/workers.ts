@@ -1,6 +1,6 @@
 // Cloudflare Workers (workerd): `export default { fetch, scheduled }`. workerd forbids I/O on an
 // object created by another request, so each request opens its own Neon pool and ends it after
-// the response through ctx.waitUntil (FACTS.md: a module-scope pool breaks on request two).
+// the response through ctx.waitUntil (measured: a module-scope pool breaks on the second request).
 import type { Env } from '../../config.js';
 import type { Database } from '../../db/types.js';
 import type { QueenFunction } from '../context.js';

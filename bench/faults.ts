@@ -141,7 +141,10 @@ try {
     });
     return out;
   };
-  const fiveHundreds = (t: Tally) => t.count((_, s) => /^5/.test(s) && s !== '503');
+  // 501 not_supported is the designed answer of the routes we do not serve (streams, migration
+  // actions), counted apart.
+  const fiveHundreds = (t: Tally) => t.count((_, s) => /^5/.test(s) && s !== '503' && s !== '501');
+  const notSupported = (t: Tally) => t.count((_, s) => s === '501');
   const unavailable = (t: Tally) => t.count((_, s) => s === '503');
   const [srvDeadlocks, pgDeadlocks] = [deadlocks(brokerLog), deadlocks(pgLog)];
   const retriedPushes = load.tally.count((r, s) => (r === 'push' || r === 'transaction') && (s === '503' || s === 'no-answer'));
@@ -162,7 +165,7 @@ try {
     `delivered under a live lease:      ${report.underLiveLease.length}`,
     `delivered again after a good ack:  ${report.redeliveredAfterAck.length}`,
     `stored but never delivered:        ${report.undelivered.length}`,
-    `5xx other than 503:                ${fiveHundreds(load.tally) + fiveHundreds(fuzzTally)} (503 database_unavailable: ${unavailable(load.tally) + unavailable(fuzzTally)}, each with Retry-After unless listed below)`,
+    `5xx other than 503 and 501:        ${fiveHundreds(load.tally) + fiveHundreds(fuzzTally)} (503 database_unavailable: ${unavailable(load.tally) + unavailable(fuzzTally)}, each with Retry-After unless listed below; 501 not_supported from the unsupported routes: ${notSupported(load.tally) + notSupported(fuzzTally)})`,
     `wrong answers (load):              ${load.tally.wrong.length}`,
     ...load.tally.wrong.slice(0, 20).map((w) => `  ${w}`),
     `fuzz problems:                     ${fuzzProblems.length}`,
@@ -177,7 +180,8 @@ try {
   for (const [name, list] of Object.entries(details)) if (list.length > 0) console.log(`${name}:\n  ${list.slice(0, 10).join('\n  ')}`);
   const failed =
     report.lost.length + report.storedTwice.length + report.gaps.length + report.underLiveLease.length + report.redeliveredAfterAck.length +
-    report.undelivered.length + load.tally.wrong.length + fuzzProblems.length + srvDeadlocks.length + pgDeadlocks.length;
+    report.undelivered.length + load.tally.wrong.length + fuzzProblems.length + srvDeadlocks.length + pgDeadlocks.length +
+    fiveHundreds(load.tally) + fiveHundreds(fuzzTally);
   await db.close();
   process.exitCode = failed > 0 ? 1 : 0;
 } finally {

@@ -16,7 +16,7 @@ import {
 import { readPostgresStats } from '../lib/broker/postgres-stats.js';
 import { requireRole, type BrokerEnv, type RouteSetup } from '../lib/http/context.js';
 import { nameParam } from '../lib/http/requests/configure.js';
-import { readDashboardQuery } from '../lib/http/requests/dashboard.js';
+import { readAnalyticsQuery, readDashboardQuery } from '../lib/http/requests/dashboard.js';
 
 const tenant = (c: Context<BrokerEnv>) => c.get('principal').tenant;
 
@@ -38,7 +38,7 @@ export const statusRoutes: RouteSetup = (app) => {
   );
 
   app.get('/api/v1/status/analytics', reader, async (c) => {
-    const { window, filter, interval } = readDashboardQuery(c);
+    const { window, filter, interval } = readAnalyticsQuery(c);
     return c.json(await readStatusAnalytics(c.get('db'), tenant(c), window, filter, interval));
   });
 

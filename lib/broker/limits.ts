@@ -29,6 +29,10 @@ export const TRACE_PURGE_BATCH = 10_000;
 
 export const DEFAULT_LAGGING_SECONDS = 3600;
 
+// /status/analytics answers one point per interval of its window: a week of minutes at most.
+export const MAX_ANALYTICS_POINTS = 7 * 24 * 60;
+export const DEFAULT_ANALYTICS_WINDOW_MS = 24 * 3600 * 1000;
+
 // The message browser decodes what a page needs: offset + limit messages' worth of segments.
 export const DEFAULT_MESSAGE_PAGE = 200;
 export const MAX_MESSAGE_PAGE = 1000;

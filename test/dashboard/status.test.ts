@@ -181,4 +181,15 @@ describe('GET /api/v1/status/analytics', () => {
     expect(points.filter((p) => p.messages !== null).length).toBeGreaterThan(20);
     expect((await api.call('GET', '/api/v1/status/analytics?interval=week')).body.interval).toBe('hour');
   });
+
+  // 80 years of minutes is 42 million points: the fuzz saw that answer 500 after two minutes.
+  it('refuses a window of more than a week of minutes\' points, and answers one of exactly that', async () => {
+    for (const q of ['from=2020-01-01T00:00:00Z&to=2100-01-01T00:00:00Z&interval=minute', 'from=1990-01-01T00:00:00Z&interval=day', 'to=2100-01-01T00:00:00Z&from=1900-01-01&interval=hour']) {
+      const res = await api.call('GET', `/api/v1/status/analytics?${q}`);
+      expect([q, res.status, res.body.code]).toEqual([q, 400, 'invalid_query']);
+      expect(res.body.error).toMatch(/at most 10080 points/);
+    }
+    const week = await api.call('GET', '/api/v1/status/analytics?from=2026-01-01T00:00:00Z&to=2026-01-08T00:00:00Z&interval=minute');
+    expect([week.status, week.body.dataPoints.length]).toEqual([200, 7 * 24 * 60 + 1]);
+  });
 });

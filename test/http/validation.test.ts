@@ -115,3 +115,19 @@ describe('text PostgreSQL cannot hold', () => {
     await refused('GET', `/api/v1/messages/${leased.partitionId}/%00`, undefined);
   });
 });
+
+// Date.parse takes each of these (rolling 02-30 over to March), PostgreSQL refuses it: a 500 before.
+describe('timestamps PostgreSQL cannot read', () => {
+  const bad = ['2026-02-30T12:00:00Z', '2025-02-29', '2026-04-31T00:00:00Z', '0000-01-01T00:00:00Z', '2026-01-31T12:00:00+16:00'];
+
+  it.each(bad)('refuses %s as a window bound, a seek target and a subscription start', async (t) => {
+    await refused('GET', `/api/v1/status?from=${encodeURIComponent(t)}`, undefined, 'invalid_query');
+    await refused('GET', `/api/v1/dlq?to=${encodeURIComponent(t)}`, undefined, 'invalid_query');
+    await refused('POST', '/api/v1/consumer-groups/g/queues/checked/seek', { timestamp: t }, 'invalid_seek');
+    await refused('POST', '/api/v1/consumer-groups/g/subscription', { subscriptionTimestamp: t });
+  });
+
+  it.each(['2024-02-29T23:59:59.999999Z', '0001-01-01T00:00:00Z', '2026-01-31T12:00:00+15:59', '2026-01-31 12:00'])('still takes %s', async (t) => {
+    expect((await api.call('GET', `/api/v1/status?from=${encodeURIComponent(t)}`)).status).toBe(200);
+  });
+});

@@ -111,7 +111,9 @@ describe('pop of a named queue', () => {
 });
 
 describe('pop parameters', () => {
-  it.each(['batch=0', 'batch=-1', 'batch=abc', 'batch=10001', 'partitions=0', 'wait=maybe', 'timeout=-5', 'subscriptionMode=sideways', 'subscriptionFrom=yesterday', 'consumerGroup=%20x'])(
+  it.each(['batch=0', 'batch=-1', 'batch=abc', 'batch=10001', 'partitions=0', 'wait=maybe', 'timeout=-5', 'subscriptionMode=sideways', 'subscriptionFrom=yesterday', 'consumerGroup=%20x',
+    // Each answered 500: year 0000, or an instant outside years 1..9999 in UTC, which SQL refuses.
+    'subscriptionFrom=0000-01-01T00:00:00Z', 'subscriptionFrom=0001-01-01T00:00:00%2B15:00', 'subscriptionFrom=9999-12-31T23:59:59-15:59', 'subscriptionFrom=2026-02-30T00:00:00Z'])(
     'answers 400 for %s and leases nothing',
     async (q) => {
       await b.pushNumbered('bad-input', 'p', 1);

@@ -63,7 +63,8 @@ const EDGE_NUMBERS = [0, -1, 1, 1.5, -0.5, 2 ** 31 - 1, 2 ** 31, -(2 ** 31) - 1,
 const NUMBER_TEXTS = ['1e400', '-1e400', '123456789012345678901234567890', '-0', '1E2', '0.1e1', '1.0'].map((t) => new NumberText(t));
 const EDGE_STRINGS = [
   '', ' ', 'x', ...INHERITED, 'a/b', ' lead', 'trail ', 'a'.repeat(256), '\u0000', '\u007f', '😀', '9'.repeat(25), '-1', '0', '1.5',
-  '1e308', 'true', 'null', '2026-13-45T99:99:99Z', '2026-01-31T12:00:00Z', 'now', '00000000-0000-0000-0000-000000000000',
+  '1e308', 'true', 'null', '2026-13-45T99:99:99Z', '2026-02-30T12:00:00Z', '0000-01-01T00:00:00Z', '2026-01-31T12:00:00+16:00', '2026-01-31T12:00:00Z',
+  '1900-01-01', '2100-01-01T00:00:00Z', 'now', '00000000-0000-0000-0000-000000000000',
 ];
 const EDGE_VALUES: unknown[] = [null, true, false, [], {}, [null], [{}], own([['__proto__', {}]]), own([['constructor', 1]])];
 
@@ -162,12 +163,9 @@ export function requestsFor(route: Route, examples: Example[], seedBodies: unkno
   const base = examples.length > 0 ? examples : [{ params: guessParams(route), body: route.method === 'GET' ? undefined : {} }];
   const foreign = seedBodies.length > 0 ? seedBodies : [{}];
   const build = (e: Example, body: unknown, how: string, bodyText?: string): FuzzRequest => {
-    const params = { ...guessParams(route), ...e.params };
-    const path = route.path.replace(/:(\w+)/g, (_, name: string) => encodeURIComponent(params[name] ?? ''));
-    const qs = new URLSearchParams(Object.entries(e.query ?? {})).toString();
     const text = bodyText ?? (body === undefined ? undefined : toText(body));
     const takesObject = examples.length > 0 && isRecord(e.body);
-    return { method: route.method, url: qs ? `${path}?${qs}` : path, body: text, how, mustRefuse: takesObject && text !== undefined && !objectText(text) };
+    return { method: route.method, url: exampleUrl(route, e), body: text, how, mustRefuse: takesObject && text !== undefined && !objectText(text) };
   };
   const example = fc.constantFrom(...base);
   const always = [
@@ -194,6 +192,14 @@ export function requestsFor(route: Route, examples: Example[], seedBodies: unkno
   );
 }
 
+/** The path and query string of a request to `route` made from `e`. */
+export function exampleUrl(route: Route, e: Example): string {
+  const params = { ...guessParams(route), ...e.params };
+  const path = route.path.replace(/:(\w+)/g, (_, name: string) => encodeURIComponent(params[name] ?? ''));
+  const qs = new URLSearchParams(Object.entries(e.query ?? {})).toString();
+  return qs ? `${path}?${qs}` : path;
+}
+
 // Valid JSON that is not an object, or not JSON at all, is never a valid body for such a route;
 // an empty body may be (lease extend, DLQ retry).
 function objectText(text: string): boolean {
@@ -218,12 +224,12 @@ function guessParams(route: Route): Record<string, string> {
 
 /**
  * Why an answer to a fuzzed request breaks docs/semantics.md#errors-and-availability, or null: no
- * answer, a 5xx (but a route's documented 501 not_supported, and 503 database_unavailable where the
- * database may be away), or a 4xx without {error, code} strings.
+ * answer, a 5xx (but 501 not_supported from a route documented to answer it, and 503
+ * database_unavailable where the database may be away), or a 4xx without {error, code} strings.
  */
-export function fuzzProblem(answer: Answer, options: { databaseMayBeAway?: boolean } = {}): string | null {
+export function fuzzProblem(answer: Answer, options: { notSupported?: boolean; databaseMayBeAway?: boolean } = {}): string | null {
   if (answer.status === 0) return `no answer (${answer.error})`;
-  if (answer.status === 501 && codeOf(answer) === 'not_supported') return null;
+  if (answer.status === 501 && options.notSupported && codeOf(answer) === 'not_supported') return null;
   if (answer.status === 503 && !options.databaseMayBeAway) return `503 ${answer.text.slice(0, 300)}`;
   return answerProblem(answer);
 }

@@ -80,14 +80,24 @@ export function validate<S extends v.GenericSchema>(schema: S, input: unknown, c
   throw badRequest(code, path ? `${path}: ${issue.message}` : issue.message);
 }
 
-const ISO = /^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}(:?\d{2})?)?)?$/;
+const ISO = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.\d+)?)?(?:Z|[+-](\d{2})(?::?(\d{2}))?)?)?$/;
+
+// Date.parse rolls 2026-02-30 over to March and takes year 0000 and offsets up to ±23:59, where
+// PostgreSQL refuses them (it has no year 0, and its offsets stop at ±15:59): so each field is
+// checked against PostgreSQL's range too.
+function isTimestamp(s: string): boolean {
+  const m = ISO.exec(s);
+  if (!m) return false;
+  const [year, month, day, hour = 0, minute = 0, second = 0, offsetHour = 0, offsetMinute = 0] = m.slice(1).map((x) => (x === undefined ? undefined : Number(x)));
+  const leap = year! % 4 === 0 && (year! % 100 !== 0 || year! % 400 === 0);
+  const daysInMonth = month === 2 ? (leap ? 29 : 28) : [4, 6, 9, 11].includes(month!) ? 30 : 31;
+  if (Number.isNaN(Date.parse(s))) return false;
+  return year! >= 1 && month! >= 1 && month! <= 12 && day! >= 1 && day! <= daysInMonth && hour <= 23 && minute <= 59 && second <= 59 && offsetHour <= 15 && offsetMinute <= 59;
+}
 
 /** An ISO 8601 date or date-time string PostgreSQL will parse the same way. */
 export const timestampSchema = (what: string) =>
-  v.pipe(
-    v.string(`${what} must be an ISO 8601 string`),
-    v.check((s) => ISO.test(s) && !Number.isNaN(Date.parse(s)), `${what} must be an ISO 8601 date-time like 2026-01-31T12:00:00Z`),
-  );
+  v.pipe(v.string(`${what} must be an ISO 8601 string`), v.check(isTimestamp, `${what} must be an ISO 8601 date-time like 2026-01-31T12:00:00Z`));
 
 /** A listing's `from` and `to` query parameters, to spread into its query schema. */
 export const windowParams = {

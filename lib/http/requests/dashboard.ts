@@ -4,6 +4,7 @@
 import type { Context } from 'hono';
 import * as v from 'valibot';
 import { nameSchema } from '../../broker/names.js';
+import { DEFAULT_ANALYTICS_WINDOW_MS, MAX_ANALYTICS_POINTS } from '../../broker/limits.js';
 import type { AnalyticsInterval, QueueFilter, StatsWindow } from '../../broker/status.js';
 import { badRequest } from '../../errors.js';
 import type { BrokerEnv } from '../context.js';
@@ -34,6 +35,28 @@ export function parseDashboardQuery(query: Record<string, string>) {
 }
 
 export const readDashboardQuery = (c: Context<BrokerEnv>) => parseDashboardQuery(c.req.query());
+
+const INTERVAL_MS: Record<AnalyticsInterval, number> = { minute: 60_000, hour: 3_600_000, day: 86_400_000 };
+
+/**
+ * /status/analytics: the dashboard query, and a window of at most MAX_ANALYTICS_POINTS intervals
+ * (the series has a point for every one, so 80 years of minutes would be 42 million).
+ */
+export function parseAnalyticsQuery(query: Record<string, string>, now = Date.now()) {
+  const q = parseDashboardQuery(query);
+  const to = q.window.to === undefined ? now : Date.parse(q.window.to);
+  const from = q.window.from === undefined ? to - DEFAULT_ANALYTICS_WINDOW_MS : Date.parse(q.window.from);
+  const points = Math.ceil((to - from) / INTERVAL_MS[q.interval]);
+  if (points > MAX_ANALYTICS_POINTS) {
+    throw badRequest(
+      'invalid_query',
+      `That window holds ${points} ${q.interval}s; /status/analytics answers at most ${MAX_ANALYTICS_POINTS} points: narrow from/to or ask for a wider interval (hour, day).`,
+    );
+  }
+  return q;
+}
+
+export const readAnalyticsQuery = (c: Context<BrokerEnv>) => parseAnalyticsQuery(c.req.query());
 
 /** POST /system/maintenance[/pop]: `{"enabled": true|false}`. */
 export async function readEnabled(c: Context<BrokerEnv>): Promise<boolean> {

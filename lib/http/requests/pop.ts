@@ -7,7 +7,7 @@ import { nameSchema, QUEUE_MODE_GROUP } from '../../broker/names.js';
 import type { PopRequest, SubscriptionMode } from '../../broker/pop.js';
 import { badRequest } from '../../errors.js';
 import type { BrokerEnv } from '../context.js';
-import { ownEntry, validate, wholeNumberTextSchema } from './body.js';
+import { ownEntry, timestampSchema, validate, wholeNumberTextSchema } from './body.js';
 
 const MODES: Record<string, 'all' | 'new'> = {
   all: 'all',
@@ -49,13 +49,17 @@ export function parsePopRequest(route: { queue?: string; partition?: string }, q
   };
 }
 
+const FIRST_INSTANT = Date.parse('0001-01-01T00:00:00Z');
+const LAST_INSTANT = Date.parse('9999-12-31T23:59:59.999Z');
+
 // subscriptionFrom wins over subscriptionMode; `now` is the same as mode `new`.
 function parseSubscription(query: Query): { mode: SubscriptionMode; from: Date | null } {
   const from = query.subscriptionFrom;
   if (from !== undefined && from !== '') {
     if (from === 'now') return { mode: 'new', from: null };
-    const ms = /^\d{4}-\d{2}-\d{2}/.test(from) ? Date.parse(from) : NaN;
-    if (Number.isNaN(ms)) {
+    const ms = v.is(timestampSchema('subscriptionFrom'), from) ? Date.parse(from) : NaN;
+    // The instant goes to SQL as a Date, so it must also lie within years 1..9999 in UTC.
+    if (!(ms >= FIRST_INSTANT && ms <= LAST_INSTANT)) {
       throw badRequest('invalid_subscription_from', `subscriptionFrom must be an ISO 8601 timestamp or "now", got "${from}".`);
     }
     return { mode: 'from', from: new Date(ms) };

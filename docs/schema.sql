@@ -96,7 +96,7 @@ CREATE TABLE queen.log_txns (
   hashes bytea NOT NULL
 );
 ALTER TABLE queen.log_txns ADD CONSTRAINT log_txns_pk PRIMARY KEY (partition_id, base_offset);
-CREATE INDEX idx_log_txns_keys ON queen.log_txns USING gin (queen.log_txn_keys(partition_id, hashes)) WITH (fastupdate=off);
+CREATE INDEX idx_log_txns_keys ON queen.log_txns USING gin (queen.log_txn_keys64(partition_id, hashes)) WITH (fastupdate=off);
 
 CREATE TABLE queen.message_trace_names (
   trace_id uuid NOT NULL,
@@ -1095,7 +1095,7 @@ BEGIN
       SELECT DISTINCT w.h FROM unnest($2::BYTEA[]) AS w(h)
     ), hit_rows AS MATERIALIZED (
       SELECT t.base_offset, t.hashes FROM queen.log_txns t
-       WHERE queen.log_txn_keys(t.partition_id, t.hashes) && ARRAY(SELECT int8send($1::BIGINT) || want.h FROM want)
+       WHERE queen.log_txn_keys64(t.partition_id, t.hashes) && ARRAY(SELECT queen.txn_key($1::BIGINT, want.h) FROM want)
          AND t.partition_id = $1 AND t.base_offset >= $3 AND t.base_offset <= $5
     )
     SELECT u.h, r.base_offset + u.idx
@@ -1363,20 +1363,13 @@ BEGIN
 END
 $function$;
 
-CREATE OR REPLACE FUNCTION queen.log_txn_keys(p_partition bigint, p_hashes bytea)
- RETURNS bytea[]
- LANGUAGE plpgsql
+CREATE OR REPLACE FUNCTION queen.log_txn_keys64(p_partition bigint, p_hashes bytea)
+ RETURNS bigint[]
+ LANGUAGE sql
  IMMUTABLE PARALLEL SAFE STRICT
 AS $function$
-DECLARE
-  pre BYTEA := int8send(p_partition);
-  keys BYTEA[] := '{}';
-BEGIN
-  FOR i IN 0 .. length(p_hashes) / 16 - 1 LOOP
-    keys := keys || (pre || substring(p_hashes FROM i * 16 + 1 FOR 16));
-  END LOOP;
-  RETURN keys;
-END
+  SELECT ARRAY(SELECT queen.txn_key(p_partition, substring(p_hashes FROM i * 16 + 1 FOR 16))
+                 FROM generate_series(0, length(p_hashes) / 16 - 1) AS i)
 $function$;
 
 CREATE OR REPLACE FUNCTION queen.log_unnest_hashes(p bytea)
@@ -1424,7 +1417,7 @@ AS $function$
     (SELECT min(t.base_offset + h.idx)
        FROM queen.log_partitions p, queen.log_txns t, LATERAL queen.log_unnest_hashes(t.hashes) h
       WHERE p.id = p_partition AND t.partition_id = p_partition
-        AND queen.log_txn_keys(t.partition_id, t.hashes) && ARRAY[int8send(p_partition) || p_hash]
+        AND queen.log_txn_keys64(t.partition_id, t.hashes) && ARRAY[queen.txn_key(p_partition, p_hash)]
         AND h.h = p_hash AND t.base_offset + h.idx >= p.log_start),
     (SELECT min(d.msg_offset) FROM queen.log_dlq d WHERE d.partition_id = p_partition AND d.transaction_id = p_txn))
 $function$;
@@ -2140,12 +2133,12 @@ BEGIN
     END IF;
   END LOOP;
 
-  -- Keys are (partition, hash), so a sidecar row the index returns holds one of them for sure; only
-  -- a row inside the widest window needs the exact per-group check, which almost never runs.
+  -- Keys are 64 bits of (partition, hash): a sidecar row the index returns almost surely holds one
+  -- of them, and the exact per-group check below (full 128-bit hash, window) decides.
   IF v_probe AND cardinality(p_probe_grp) > 0 AND EXISTS (
     SELECT 1 FROM queen.log_txns t
-     WHERE queen.log_txn_keys(t.partition_id, t.hashes) && ARRAY(
-             SELECT int8send(v_pids[x.g + 1]) || substring(p_hashes FROM (v_frame0[x.g + 1] + x.k) * 16 + 1 FOR 16)
+     WHERE queen.log_txn_keys64(t.partition_id, t.hashes) && ARRAY(
+             SELECT queen.txn_key(v_pids[x.g + 1], substring(p_hashes FROM (v_frame0[x.g + 1] + x.k) * 16 + 1 FOR 16))
                FROM unnest(p_probe_grp, p_probe_item) AS x(g, k)
               WHERE v_since[x.g + 1] IS NOT NULL)
        AND t.created_at > v_oldest
@@ -2159,7 +2152,7 @@ BEGIN
       ), cand AS MATERIALIZED (
         SELECT t.partition_id, t.base_offset, t.created_at, t.hashes
           FROM queen.log_txns t
-         WHERE queen.log_txn_keys(t.partition_id, t.hashes) && ARRAY(SELECT int8send(probe.pid) || probe.h FROM probe)
+         WHERE queen.log_txn_keys64(t.partition_id, t.hashes) && ARRAY(SELECT queen.txn_key(probe.pid, probe.h) FROM probe)
       ), dups AS MATERIALIZED (
         SELECT DISTINCT ON (probe.g, probe.k) probe.g, probe.k, probe.pid, c.base_offset + u.idx AS off, c.base_offset AS base
           FROM cand c
@@ -2826,6 +2819,14 @@ AS $function$
         LEFT JOIN queen.log_partitions p ON p.id = t.partition_id), '[]'::jsonb),
     'total', (SELECT count(*) FROM queen.message_trace_names n WHERE n.tenant_id = p_tenant AND n.trace_name = p_name),
     'pagination', jsonb_build_object('limit', p_limit, 'offset', p_offset))
+$function$;
+
+CREATE OR REPLACE FUNCTION queen.txn_key(p_partition bigint, p_hash bytea)
+ RETURNS bigint
+ LANGUAGE sql
+ IMMUTABLE PARALLEL SAFE STRICT
+AS $function$
+  SELECT ('x' || encode(substring(p_hash FROM 1 FOR 8), 'hex'))::bit(64)::bigint # p_partition
 $function$;
 
 CREATE OR REPLACE FUNCTION queen.update_subscription(p_tenant text, p_group text, p_ts timestamp with time zone)

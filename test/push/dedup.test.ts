@@ -132,6 +132,28 @@ describe('deduplication', () => {
     const out = await push([item('d9', 2, { transactionId: 'hay' }), item('d9', 3, { transactionId: 'needle' })]);
     expect(out.map((r) => [r.status, r.offset])).toEqual([['queued', 100001], ['duplicate', 0]]);
     const idx = await db().query<{ indexdef: string }>(`SELECT indexdef FROM pg_indexes WHERE indexname = 'idx_log_txns_keys'`);
-    expect(idx[0]!.indexdef).toMatch(/USING gin \(queen\.log_txn_keys\(partition_id, hashes\)\)/);
+    expect(idx[0]!.indexdef).toMatch(/USING gin \(queen\.log_txn_keys64\(partition_id, hashes\)\)/);
+  });
+
+  it('decides on the full 128-bit hash: a stored hash sharing only the 64-bit index key is not a duplicate', async () => {
+    const first = await push([item('twin-keys', 1, { transactionId: 'twin' })]);
+    const pid = first[0].partition_id;
+    // A sidecar row whose hash has twin's first 8 bytes (so the same index key) and other last 8.
+    await db().query(
+      `INSERT INTO queen.log_txns (partition_id, base_offset, end_offset, created_at, hashes)
+       SELECT $1, 500, 500, now(), substring(t.hashes FROM 1 FOR 8) || decode('00112233445566ff', 'hex')
+         FROM queen.log_txns t WHERE t.partition_id = $1 AND t.base_offset = 0`,
+      [pid],
+    );
+    const [keys] = await db().query<{ same: boolean }>(
+      `SELECT (SELECT queen.log_txn_keys64(partition_id, hashes) FROM queen.log_txns WHERE partition_id = $1 AND base_offset = 0)
+            = (SELECT queen.log_txn_keys64(partition_id, hashes) FROM queen.log_txns WHERE partition_id = $1 AND base_offset = 500) AS same`,
+      [pid],
+    );
+    expect(keys!.same).toBe(true);
+    await db().query('UPDATE queen.log_partitions SET last_offset = 500 WHERE id = $1', [pid]);
+    await db().query('DELETE FROM queen.log_txns WHERE partition_id = $1 AND base_offset = 0', [pid]);
+    const out = await push([item('twin-keys', 2, { transactionId: 'twin' })]);
+    expect(out.map((r) => r.status)).toEqual(['queued']);
   });
 });

@@ -27,7 +27,8 @@ const MiB = 1024 * 1024;
 export function readConfig(env: Env, defaults: { auth: 'jwt' | 'none' }): Config {
   return {
     databaseUrl: env.DATABASE_URL || undefined,
-    zstdLevel: int(env, 'QUEEN_V2_ZSTD_LEVEL', 3),
+    // 1: lib/codec/segment.ts's DEFAULT_ZSTD_LEVEL, where the measured trade-off is written.
+    zstdLevel: int(env, 'QUEEN_V2_ZSTD_LEVEL', 1),
     auth: authMode(env.QUEEN_AUTH, defaults.auth),
     jwt: {
       secret: env.JWT_SECRET || undefined,

@@ -4,8 +4,14 @@ import { locateFrames, packFrames, readFrame, type Frame } from './frame.js';
 import { ensureZstd, getZstd } from './zstd.js';
 import { addContentChecksum, checkChecksumPlacement, readFrameLayout, verifyContentChecksum } from './zstd-frame.js';
 
-/** QUEEN_V2_ZSTD_LEVEL when unset; callers read the environment, the codec does not. */
-export const DEFAULT_ZSTD_LEVEL = 3;
+/**
+ * QUEEN_V2_ZSTD_LEVEL when unset; callers read the environment, the codec does not. Level 1, not
+ * zstd's usual 3: a segment is one request's items, a few KiB of JSON, where the two levels find
+ * the same matches. Measured side by side (`BENCH_B_ENV=QUEEN_V2_ZSTD_LEVEL=1 npx tsx bench/ab.ts
+ * push`, 4 clients x batch 100, ~200 B payloads): 114.3 vs 114.0 bytes stored a message, and
+ * 0.90x the server's CPU a message pushed (12.4 vs 13.8 µs; by round 0.96x, 0.80-1.06).
+ */
+export const DEFAULT_ZSTD_LEVEL = 1;
 
 /** Largest packed segment we write or read; a bigger header is taken as corruption. */
 export const MAX_SEGMENT_BYTES = 2 ** 30;

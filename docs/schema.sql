@@ -1703,8 +1703,9 @@ BEGIN
 
     -- The mark, once per pop, before the first scan: the oldest open transaction's start. A
     -- session whose transactions this role may not see could be writing too: then fall back to
-    -- two minutes, which no push statement outlives.
-    IF v_mark IS NULL THEN
+    -- two minutes, which no push statement outlives. Read only when this subscription's mark is
+    -- over a second old: a newer one would not be moved, and under load most pops skip it.
+    IF v_mark IS NULL AND (sub.scanned_at IS NULL OR sub.scanned_at < v_now - interval '1 second') THEN
       SELECT CASE WHEN bool_or(a.query = '<insufficient privilege>') THEN v_now - interval '2 minutes'
                   ELSE least(v_now, min(a.xact_start)) END
         INTO v_mark
@@ -1776,7 +1777,7 @@ BEGIN
     END LOOP;
 
     -- Advance the mark (at most once a second, never waiting for another pop doing the same).
-    IF v_complete THEN
+    IF v_complete AND v_mark IS NOT NULL THEN
       UPDATE queen.consumer_subscriptions cs SET scanned_at = v_mark
        WHERE (cs.queue_id, cs.consumer_group) IN (
          SELECT y.queue_id, y.consumer_group FROM queen.consumer_subscriptions y
@@ -2302,6 +2303,21 @@ BEGIN
   v_first_row := coalesce((SELECT t.base_offset FROM queen.log_txns t
                             WHERE t.partition_id = p_partition AND t.base_offset <= p_from
                             ORDER BY t.base_offset DESC LIMIT 1), p_from);
+  -- A batch acked as it was delivered (Queen's clients ack in message order): the request's
+  -- hashes, concatenated, are the sidecar's bytes for [p_from, p_from + n). One comparison of two
+  -- byte strings maps item k to p_from + k - 1, instead of exploding the rows and joining.
+  IF p_from + n - 1 <= v_to AND (
+       SELECT string_agg(substring(t.hashes FROM (greatest(t.base_offset, p_from) - t.base_offset)::INT * 16 + 1
+                                   FOR (least(t.end_offset, p_from + n - 1) - greatest(t.base_offset, p_from) + 1)::INT * 16),
+                         ''::BYTEA ORDER BY t.base_offset)
+         FROM queen.log_txns t
+        WHERE t.partition_id = p_partition AND t.base_offset >= v_first_row AND t.base_offset <= p_from + n - 1
+          AND t.end_offset >= p_from
+     ) = (SELECT string_agg(h.h, ''::BYTEA ORDER BY h.k) FROM unnest(p_hashes) WITH ORDINALITY AS h(h, k))
+     AND NOT EXISTS (SELECT 1 FROM unnest(p_until) WITH ORDINALITY AS u(hi, k) WHERE p_from + u.k - 1 > u.hi) THEN
+    RETURN QUERY SELECT x.k::INT, p_from + x.k - 1 FROM generate_series(1, n) AS x(k);
+    RETURN;
+  END IF;
   IF v_to - v_first_row + 1 <= 64 * n THEN
     -- The range is about as large as the request (a batch acked by transactionId): explode its
     -- sidecar rows once into (offset, hash) and hash-join the request, linear in both.

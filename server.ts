@@ -42,7 +42,7 @@ if (!config.databaseUrl) {
   }
   if (lock.staleOwner) log(`took over the lock of server pid ${lock.staleOwner}, which is no longer running`);
 }
-db = await connect(config.databaseUrl ? { url: config.databaseUrl } : { dataDir });
+db = await connect(config.databaseUrl ? { url: config.databaseUrl, preparedStatements: config.preparedStatements } : { dataDir });
 const migrated = await migrateWithReport(db).catch((err: unknown) => (err instanceof MigrationError ? refuse(err.message) : Promise.reject(err)));
 const app = buildApp(allFunctions, {
   config,

@@ -20,6 +20,8 @@ export interface Config {
   maxWaitMs: number;
   /** /metrics/prometheus gives per-partition series only while a tenant has at most this many partitions. */
   metricsPartitionSeries: number;
+  /** Named prepared statements on pg and Neon connections (QUEEN_PREPARED_STATEMENTS, on by default). */
+  preparedStatements: boolean;
 }
 
 const MiB = 1024 * 1024;
@@ -43,7 +45,16 @@ export function readConfig(env: Env, defaults: { auth: 'jwt' | 'none' }): Config
     maxResponseBytes: int(env, 'QUEEN_MAX_RESPONSE_BYTES', 5 * MiB),
     maxWaitMs: int(env, 'QUEEN_MAX_WAIT_MS', 60_000),
     metricsPartitionSeries: int(env, 'QUEEN_METRICS_PARTITION_SERIES', 1000),
+    preparedStatements: preparedStatements(env),
   };
+}
+
+/** QUEEN_PREPARED_STATEMENTS: `on` (the default) or `off`, for a pooler that cannot keep them. */
+export function preparedStatements(env: Env): boolean {
+  const raw = env.QUEEN_PREPARED_STATEMENTS;
+  if (raw === undefined || raw === '' || raw === 'on') return true;
+  if (raw === 'off') return false;
+  throw new Error(`QUEEN_PREPARED_STATEMENTS must be "on" or "off", got "${raw}"`);
 }
 
 // A typo must not silently switch auth off (or on): refuse to start instead.

@@ -20,5 +20,5 @@ export async function connectNeon(options: ConnectOptions & { url: string }): Pr
     neonConfig.pipelineTLS = false;
   }
   const pool = new Pool({ connectionString: options.url, max: options.max ?? 10 });
-  return wrapPool('neon', pool as unknown as PoolLike);
+  return wrapPool('neon', pool as unknown as PoolLike, options.preparedStatements ?? true);
 }

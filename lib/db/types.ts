@@ -27,4 +27,6 @@ export interface ConnectOptions {
   neonWsProxy?: string;
   /** Pool size for pg and neon. */
   max?: number;
+  /** pg and neon: named prepared statements (default true); off for poolers that cannot keep them. */
+  preparedStatements?: boolean;
 }

@@ -167,3 +167,24 @@ describe.skipIf(testMode() !== 'pg')('a pooled connection whose backend is termi
     }
   });
 });
+
+describe.skipIf(testMode() !== 'pg')('named prepared statements', () => {
+  it.each(['pg', 'neon'] as const)('(%s) parse a statement once per connection, and QUEEN_PREPARED_STATEMENTS=off sends it unnamed', async (driver) => {
+    const base = await freshDatabase();
+    const proxy = driver === 'neon' ? await startWsProxy() : undefined;
+    const named = (db: Database) =>
+      db.query<{ n: string }>(`SELECT count(*) AS n FROM pg_prepared_statements WHERE statement LIKE $1`, ['%-- probe%']);
+    try {
+      for (const preparedStatements of [true, false]) {
+        const db = await connect({ url: base.url, driver, neonWsProxy: proxy?.address, max: 1, preparedStatements });
+        for (let i = 0; i < 3; i++) expect(await db.query<{ x: number }>('SELECT $1::int AS x -- probe', [i])).toEqual([{ x: i }]);
+        // The same one connection: its statement cache holds the probe once, or not at all.
+        expect(await named(db)).toEqual([{ n: preparedStatements ? '1' : '0' }]);
+        await db.close();
+      }
+    } finally {
+      await proxy?.close();
+      await base.dispose();
+    }
+  });
+});

@@ -20,6 +20,13 @@ describe('reading the configuration', () => {
     expect(() => readConfig({ QUEEN_AUTH: 'JWT' }, { auth: 'none' })).toThrow(/QUEEN_AUTH must be "jwt" or "none"/);
   });
 
+  it('reads QUEEN_PREPARED_STATEMENTS as on (the default) or off, and refuses anything else', () => {
+    expect(readConfig({}, { auth: 'none' }).preparedStatements).toBe(true);
+    expect(readConfig({ QUEEN_PREPARED_STATEMENTS: 'on' }, { auth: 'none' }).preparedStatements).toBe(true);
+    expect(readConfig({ QUEEN_PREPARED_STATEMENTS: 'off' }, { auth: 'none' }).preparedStatements).toBe(false);
+    expect(() => readConfig({ QUEEN_PREPARED_STATEMENTS: 'false' }, { auth: 'none' })).toThrow(/must be "on" or "off"/);
+  });
+
   it('refuses a limit that is not a non-negative integer', () => {
     expect(() => readConfig({ QUEEN_MAX_BODY_BYTES: '5MB' }, { auth: 'none' })).toThrow(/QUEEN_MAX_BODY_BYTES/);
   });

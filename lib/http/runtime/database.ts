@@ -10,6 +10,7 @@ export interface DeployedDatabaseOptions {
   driver?: Exclude<DriverName, 'pglite'>;
   neonWsProxy?: string;
   max?: number;
+  preparedStatements?: boolean;
 }
 
 export async function connectDeployed(url: string | undefined, options: DeployedDatabaseOptions = {}): Promise<Database> {
@@ -19,10 +20,10 @@ export async function connectDeployed(url: string | undefined, options: Deployed
   const driver = options.driver ?? chooseDriver(url);
   if (driver === 'neon') {
     const { connectNeon } = await import('../../db/driver-neon.js');
-    return connectNeon({ url, neonWsProxy: options.neonWsProxy, max: options.max });
+    return connectNeon({ url, neonWsProxy: options.neonWsProxy, max: options.max, preparedStatements: options.preparedStatements });
   }
   const { connectPg } = await import('../../db/driver-pg.js');
-  return connectPg({ url, max: options.max });
+  return connectPg({ url, max: options.max, preparedStatements: options.preparedStatements });
 }
 
 /** Neon's pooled host carries `-pooler`; DDL and advisory locks need the direct endpoint. */

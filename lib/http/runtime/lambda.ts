@@ -4,7 +4,7 @@
 // The pool lives in module scope: one Lambda instance serves one request at a time and reuses its
 // connection across warm invocations.
 import { handle } from 'hono/aws-lambda';
-import type { Env } from '../../config.js';
+import { preparedStatements, type Env } from '../../config.js';
 import type { Database } from '../../db/types.js';
 import type { QueenFunction } from '../context.js';
 import { connectDeployed, schemaGuard } from './database.js';
@@ -15,7 +15,7 @@ export function instanceDatabase(env: Env): () => Promise<Database> {
   let pool: Promise<Database> | null = null;
   const guard = schemaGuard();
   return async () => {
-    pool ??= connectDeployed(env.DATABASE_URL || undefined, { max: 2 }).catch((err: unknown) => {
+    pool ??= connectDeployed(env.DATABASE_URL || undefined, { max: 2, preparedStatements: preparedStatements(env) }).catch((err: unknown) => {
       pool = null;
       throw err;
     });

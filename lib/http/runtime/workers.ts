@@ -1,7 +1,7 @@
 // Cloudflare Workers (workerd): `export default { fetch, scheduled }`. workerd forbids I/O on an
 // object created by another request, so each request opens its own Neon pool and ends it after
 // the response through ctx.waitUntil (measured: a module-scope pool breaks on the second request).
-import type { Env } from '../../config.js';
+import { preparedStatements, type Env } from '../../config.js';
 import type { Database } from '../../db/types.js';
 import type { QueenFunction } from '../context.js';
 import { connectDeployed, schemaGuard } from './database.js';
@@ -27,7 +27,7 @@ export function createWorker(functions: QueenFunction[], cron?: (db: Database) =
   const requestDatabase = (env: WorkerEnv, ctx: WorkerContext) => {
     let pool: Promise<Database> | undefined;
     const open = async () => {
-      pool ??= connectDeployed(env.DATABASE_URL || undefined, { driver: 'neon', neonWsProxy: env.NEON_WS_PROXY, max: 2 });
+      pool ??= connectDeployed(env.DATABASE_URL || undefined, { driver: 'neon', neonWsProxy: env.NEON_WS_PROXY, max: 2, preparedStatements: preparedStatements(env) });
       const db = await pool;
       await guard(db);
       return db;

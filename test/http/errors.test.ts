@@ -41,6 +41,53 @@ describe('a database that cannot serve the request', () => {
     expect(logs).toEqual(['database unavailable on GET /api/v1/pop/queue/q']);
   });
 
+  it.each([
+    ['40P01', 'deadlock detected'],
+    ['40001', 'could not serialize access due to concurrent update'],
+  ])('answers SQLSTATE %s that outlived the driver\'s retries with 503 database_conflict and Retry-After: 1', async (code, message) => {
+    const res = await testClient(failingWith(pgError(code, message))).call('GET', '/api/v1/pop/queue/q');
+    expect([res.status, res.body.code, res.headers.get('retry-after')]).toEqual([503, 'database_conflict', '1']);
+    expect(res.text).not.toContain(message);
+  });
+
+  it.skipIf(testMode() !== 'pg')('runs a transaction again when PostgreSQL picks it as a deadlock victim, and it commits', async () => {
+    const wrapped = await connect({ url: db().url, driver: 'pg', max: 2 });
+    const other = new pg.Client({ connectionString: db().url });
+    await other.connect();
+    try {
+      await db().query('CREATE TABLE deadlock_pair (id int PRIMARY KEY, n int)');
+      await db().query('INSERT INTO deadlock_pair VALUES (1, 0), (2, 0)');
+      // The other session waits 10 s before it looks for a deadlock; ours 50 ms: ours is the victim.
+      await other.query(`SET deadlock_timeout = '10s'`);
+      await other.query('BEGIN');
+      await other.query('UPDATE deadlock_pair SET n = n + 10 WHERE id = 1');
+      let attempts = 0;
+      let holdsTwo!: () => void;
+      const oursHoldsTwo = new Promise<void>((resolve) => (holdsTwo = resolve));
+      const ours = wrapped.transaction(async (tx) => {
+        attempts++;
+        await tx.query(`SET LOCAL deadlock_timeout = '50ms'`);
+        await tx.query('UPDATE deadlock_pair SET n = n + 1 WHERE id = 2');
+        if (attempts === 1) {
+          holdsTwo();
+          await sleep(300);
+        }
+        // The first time this closes the cycle (the other session waits for row 2), and after 50 ms
+        // PostgreSQL aborts this transaction; the retry waits for the other session's commit.
+        await tx.query('UPDATE deadlock_pair SET n = n + 1 WHERE id = 1');
+        return attempts;
+      });
+      await oursHoldsTwo;
+      const theirs = other.query('UPDATE deadlock_pair SET n = n + 10 WHERE id = 2').then(() => other.query('COMMIT'));
+      await theirs;
+      expect(await ours).toBe(2);
+      expect(await db().query('SELECT id, n FROM deadlock_pair ORDER BY id')).toEqual([{ id: 1, n: 11 }, { id: 2, n: 11 }]);
+    } finally {
+      await other.end();
+      await wrapped.close();
+    }
+  });
+
   it('answers a refused connection (nothing listening on the port) with 503 and Retry-After', async () => {
     const nowhere = await connect({ url: 'postgres://postgres@127.0.0.1:7101/queen', driver: 'pg', max: 1 });
     try {

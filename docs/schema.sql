@@ -1702,13 +1702,15 @@ BEGIN
       CONTINUE;
     END IF;
 
-    -- The mark, once per pop, before the first scan: the oldest open transaction's start. A
-    -- session whose transactions this role may not see could be writing too: then fall back to
-    -- two minutes, which no push statement outlives. Read only when this subscription's mark is
-    -- over a second old: a newer one would not be moved, and under load most pops skip it.
+    -- The mark, once per pop, before the first scan: the oldest open transaction's start, but
+    -- never more than two minutes back, which no push statement outlives: a session left idle in
+    -- a transaction (a forgotten psql, another program) must not make every pop read every
+    -- partition written since it began. A session whose transactions this role may not see could
+    -- be writing too: then two minutes. Read only when this subscription's mark is over a second
+    -- old: a newer one would not be moved, and under load most pops skip it.
     IF v_mark IS NULL AND (sub.scanned_at IS NULL OR sub.scanned_at < v_now - interval '1 second') THEN
       SELECT CASE WHEN bool_or(a.query = '<insufficient privilege>') THEN v_now - interval '2 minutes'
-                  ELSE least(v_now, min(a.xact_start)) END
+                  ELSE greatest(least(v_now, min(a.xact_start)), v_now - interval '2 minutes') END
         INTO v_mark
         FROM pg_stat_activity a
        WHERE a.datname = current_database() AND a.backend_type = 'client backend';

@@ -35,3 +35,9 @@ export function sqlState(err: unknown): string | undefined {
   const code = (err as { code?: unknown } | null)?.code;
   return typeof code === 'string' ? code : undefined;
 }
+
+/** A deadlock victim or a serialization failure: rolled back whole, safe to run again. */
+export function isLockConflict(err: unknown): boolean {
+  const code = sqlState(err);
+  return code === SqlState.DEADLOCK_DETECTED || code === SqlState.SERIALIZATION_FAILURE;
+}

@@ -1,6 +1,6 @@
 // node-postgres (and, through the same Pool interface, the Neon driver).
 import pg from 'pg';
-import { SqlState, sqlState } from '../errors.js';
+import { isLockConflict } from '../errors.js';
 import type { ConnectOptions, Database, Queryable, Row } from './types.js';
 
 export interface PoolLike {
@@ -71,7 +71,6 @@ export function wrapPool(driver: 'pg' | 'neon', pool: PoolLike, prepared = true)
 
 /** Attempts of a statement or transaction that PostgreSQL aborted as a deadlock victim. */
 export const CONFLICT_ATTEMPTS = 4;
-const CONFLICTS: ReadonlySet<string | undefined> = new Set([SqlState.DEADLOCK_DETECTED, SqlState.SERIALIZATION_FAILURE]);
 
 // A deadlock or serialization failure rolled the whole statement or transaction back, so running
 // it again is safe (docs/locking.md#retries): every statement we send is one transaction, and a
@@ -83,7 +82,7 @@ async function retryConflicts<T>(attempt: () => Promise<T>): Promise<T> {
     try {
       return await attempt();
     } catch (err) {
-      if (n >= CONFLICT_ATTEMPTS || !CONFLICTS.has(sqlState(err))) throw err;
+      if (n >= CONFLICT_ATTEMPTS || !isLockConflict(err)) throw err;
       const base = 5 * 2 ** (n - 1);
       await new Promise((resolve) => setTimeout(resolve, base + Math.random() * 3 * base));
     }

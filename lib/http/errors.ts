@@ -5,7 +5,7 @@ import { HTTPException } from 'hono/http-exception';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import { UnreadableSegmentError } from '../broker/segments.js';
 import { CodecError } from '../codec/errors.js';
-import { QueenError, SqlState, sqlState } from '../errors.js';
+import { isLockConflict, QueenError, SqlState, sqlState } from '../errors.js';
 
 export type Log = (message: string, err?: unknown) => void;
 
@@ -42,7 +42,7 @@ export function errorResponse(err: unknown, where: string, log: Log): ErrorRespo
     log(`codec error on ${where}`, err);
     return { status: 500, body: { error: 'Internal error; it has been logged.', code: err.code } };
   }
-  if (isConflict(err)) {
+  if (isLockConflict(err)) {
     // Still a deadlock victim after the driver's retries (docs/locking.md#retries): nothing was
     // written, and the same request will go through once the contention passes.
     log(`lock conflict on ${where} after retries`, err);
@@ -62,11 +62,6 @@ export function errorResponse(err: unknown, where: string, log: Log): ErrorRespo
   }
   log(`unhandled error on ${where}`, err);
   return { status: 500, body: { error: 'Internal error; it has been logged.', code: 'internal_error' } };
-}
-
-function isConflict(err: unknown): boolean {
-  const code = sqlState(err);
-  return code === SqlState.DEADLOCK_DETECTED || code === SqlState.SERIALIZATION_FAILURE;
 }
 
 export function isDatabaseUnavailable(err: unknown): boolean {

@@ -69,7 +69,9 @@ onStopSignals(async (reason) => {
   log('stopped cleanly');
 }, log);
 
-const repaired = migrated.repaired.length ? `; brought ${migrated.repaired.join(', ')} up to date` : '';
+const repaired =
+  (migrated.repaired.length ? `; brought ${migrated.repaired.join(', ')} up to date` : '') +
+  (migrated.ahead ? `; the database is ${migrated.ahead} migration(s) ahead of this version, a newer release migrated it` : '');
 // With auth on, the examples carry a token: a curl without one would only show a 401.
 const bearer = config.auth === 'jwt' ? ` -H "authorization: Bearer $TOKEN"` : '';
 console.log(

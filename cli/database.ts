@@ -32,7 +32,7 @@ export async function migrateCommand(args: string[], env: Env, print: (line: str
     await withLocalDatabase(async (db, dir) => {
       if (values.check) return checkSchema(db, print);
       const report = await migrateWithReport(db).catch((err: unknown) => Promise.reject(err instanceof MigrationError ? new CliError(err.message, 1) : err));
-      print(`migrated ${dir} (PGlite): ${report.applied.length} migration(s) applied, schema at ${readMigrations().at(-1)!.tag}`);
+      print(`migrated ${dir} (PGlite): ${report.applied.length} migration(s) applied, schema at ${schemaAt(report, readMigrations().at(-1)!.tag)}`);
     });
     return;
   }
@@ -40,11 +40,14 @@ export async function migrateCommand(args: string[], env: Env, print: (line: str
   if (!values.check) {
     const report = await reach(url, () => migrateDeployed(url));
     const repaired = report.repaired.length ? `, ${report.repaired.length} superseded migration(s) brought up to date` : '';
-    print(`migrated ${report.host}: ${report.applied.length} migration(s) applied${repaired}, schema at ${report.migration}`);
+    print(`migrated ${report.host}: ${report.applied.length} migration(s) applied${repaired}, schema at ${schemaAt(report, report.migration)}`);
     return;
   }
   await withDatabase(directUrl(url), (db) => checkSchema(db, print));
 }
+
+const schemaAt = (report: { ahead: number }, newest: string | null) =>
+  report.ahead ? `${newest} and ${report.ahead} newer migration(s) this version does not have (a rollback: nothing to do)` : newest;
 
 // The same check a deployed function makes on its cold start.
 async function checkSchema(db: Database, print: (line: string) => void): Promise<void> {

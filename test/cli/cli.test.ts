@@ -14,6 +14,8 @@ import { freshDatabase, type TestDatabase } from '../support/db.js';
 import { adminUrl, databaseUrl, testMode } from '../support/mode.js';
 import { root, start, startServer, type RunningServer } from '../support/server.js';
 import { JWT_SECRET, portFrom } from '../runtime/support.js';
+import { expectPrinted, quotedAfter, textBlockAfter } from '../docs/quoted.js';
+import { readFile } from 'node:fs/promises';
 
 const BIN = join(root, 'bin/queen-serverless.js');
 
@@ -185,6 +187,10 @@ describe.skipIf(testMode() !== 'pg')('queen-serverless against npm start', () =>
     ]);
     expect(steps.at(-1)).toBe('smoke test passed');
     expect(await db.query("SELECT name FROM queen.queues WHERE name LIKE 'smoke-%'")).toEqual([]);
+    // docs/operations.md quotes this run; its times and queue name are the … of the quote.
+    const quoted = textBlockAfter(await readFile(join(root, 'docs/operations.md'), 'utf8'), 'npx queen-serverless smoke http://localhost:6632');
+    const loose = (l: string) => l.replace('http://localhost:6632', server.url).replace(/\(\d+ ms\)$/, '(… ms)');
+    expect(quoted.map(loose)).toEqual(steps.map(loose).map((l) => l.replace(/smoke-[0-9a-f-]{36}/, 'smoke-…')));
   });
 
   it('fails the smoke test with exit 1 at the step the token may not take, and goes no further', async () => {
@@ -217,7 +223,14 @@ describe.skipIf(testMode() !== 'pg')('queen-serverless against npm start', () =>
       const migrated = await cli(['migrate'], target);
       expect(migrated.code, migrated.stderr).toBe(0);
       expect(migrated.stdout).toMatch(new RegExp(`^migrated 127\\.0\\.0\\.1: [1-9]\\d* migration\\(s\\) applied, schema at ${NEWEST}\\n$`));
-      expect(await cli(['migrate', '--check'], target)).toMatchObject({ code: 0, stdout: `schema is current: migration ${NEWEST}\n` });
+      const checked = await cli(['migrate', '--check'], target);
+      expect(checked).toMatchObject({ code: 0, stdout: `schema is current: migration ${NEWEST}\n` });
+      // What the Cloudflare guide and operations.md quote, the guide's Neon host standing for this one.
+      const guide = await readFile(join(root, 'docs/deploy-cloudflare.md'), 'utf8');
+      const neon = (l: string) => l.replace('ep-cool-darkness-123456.eu-central-1.aws.neon.tech', '127.0.0.1');
+      expectPrinted(quotedAfter(guide, 'npx queen-serverless migrate').map(neon), migrated.stdout, 'migrate');
+      expectPrinted(quotedAfter(guide, 'npx queen-serverless migrate --check'), checked.stdout, 'migrate --check');
+      expectPrinted(textBlockAfter(await readFile(join(root, 'docs/operations.md'), 'utf8'), 'makes the same check from a shell'), checked.stdout, 'migrate --check');
       expect((await cli(['migrate'], target)).stdout).toMatch(/: 0 migration\(s\) applied/);
     } finally {
       await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
@@ -229,13 +242,14 @@ describe.skipIf(testMode() !== 'pg')('queen-serverless against npm start', () =>
     const admin = (await cli(['token', '--role', 'admin'], { JWT_SECRET })).stdout.trim();
     const post = (path: string, body: unknown) =>
       fetch(`${server.url}${path}`, { method: 'POST', headers: { authorization: `Bearer ${admin}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
-    expect((await post('/api/v1/configure', { queue: 'cli-retained', options: { retentionEnabled: true, retentionSeconds: 60 } })).status).toBe(200);
-    expect((await post('/api/v1/push', { items: [{ queue: 'cli-retained', payload: 1 }, { queue: 'cli-retained', payload: 2 }] })).status).toBe(201);
-    await db.query("UPDATE queen.log_segments s SET created_at = now() - interval '2 hours' FROM queen.log_partitions p JOIN queen.queues q ON q.id = p.queue_id WHERE s.partition_id = p.id AND q.name = 'cli-retained'");
+    expect((await post('/api/v1/configure', { queue: 'logs', options: { retentionEnabled: true, retentionSeconds: 60 } })).status).toBe(200);
+    expect((await post('/api/v1/push', { items: [{ queue: 'logs', payload: 1 }, { queue: 'logs', payload: 2 }] })).status).toBe(201);
+    await db.query("UPDATE queen.log_segments s SET created_at = now() - interval '2 hours' FROM queen.log_partitions p JOIN queen.queues q ON q.id = p.queue_id WHERE s.partition_id = p.id AND q.name = 'logs'");
     const run = await cli(['retention'], env());
     expect(run.code, run.stderr).toBe(0);
-    expect(run.stdout).toMatch(/^retention: \{.*"queue":"cli-retained".*"segmentsDeleted":1/m);
+    expect(run.stdout).toMatch(/^retention: \{.*"queue":"logs".*"segmentsDeleted":1/m);
     expect(run.stdout).toMatch(/^deleted 1 segment\(s\) holding 2 message\(s\) in 1 queue\(s\)/m);
+    expectPrinted(textBlockAfter(await readFile(join(root, 'docs/operations.md'), 'utf8'), 'the command prints it:'), run.stdout, 'retention');
   });
 
   it('names the host in one line when the database cannot be reached, exit 1', async () => {

@@ -3,7 +3,7 @@
 import { resolve } from 'node:path';
 import { allFunctions } from './functions/index.js';
 import runScheduledRetention from './functions/retention.js';
-import { readConfig } from './lib/config.js';
+import { readConfig, weakJwtSecret } from './lib/config.js';
 import { connect } from './lib/db/client.js';
 import type { Database } from './lib/db/types.js';
 import { MigrationError, migrateWithReport } from './lib/db/migrate.js';
@@ -32,6 +32,9 @@ async function refuse(message: string): Promise<never> {
   lock?.release();
   process.exit(1);
 }
+
+const weakSecret = config.auth === 'jwt' && config.jwt.secret ? weakJwtSecret(config.jwt.secret) : undefined;
+if (weakSecret) await refuse(`queen: ${weakSecret}`);
 
 if (!config.databaseUrl) {
   try {
@@ -66,13 +69,18 @@ onStopSignals(async (reason) => {
   log('stopped cleanly');
 }, log);
 
-const repaired = migrated.repaired.length ? `; brought ${migrated.repaired.join(', ')} up to date` : '';
+const repaired =
+  (migrated.repaired.length ? `; brought ${migrated.repaired.join(', ')} up to date` : '') +
+  (migrated.ahead ? `; the database is ${migrated.ahead} migration(s) ahead of this version, a newer release migrated it` : '');
+// With auth on, the examples carry a token: a curl without one would only show a 401.
+const bearer = config.auth === 'jwt' ? ` -H "authorization: Bearer $TOKEN"` : '';
 console.log(
   [
     `queen listening on ${server.url} (database: ${config.databaseUrl ? `${db.driver} at ${new URL(config.databaseUrl).host}` : `PGlite in ${dataDir}`}; ${migrated.applied.length} migration(s) applied${repaired})`,
-    config.auth === 'none' ? 'auth is OFF (QUEEN_AUTH=none): every caller is an admin of the default tenant' : 'auth is ON (QUEEN_AUTH=jwt)',
+    config.auth === 'none' ? 'auth is OFF (QUEEN_AUTH=none): every caller is an admin of the default tenant' : 'auth is ON (QUEEN_AUTH=jwt): every route but /health needs a bearer token',
     `retention runs every ${retentionMs} ms`,
-    `try: curl -X POST ${server.url}/api/v1/push -H 'content-type: application/json' -d '{"items":[{"queue":"demo","payload":{"hello":"world"}}]}'`,
-    `then: curl '${server.url}/api/v1/pop/queue/demo?batch=10'`,
+    ...(config.auth === 'jwt' ? ['first: export TOKEN=$(npx queen-serverless token --role admin)   # signed with the same JWT_SECRET'] : []),
+    `try: curl -X POST ${server.url}/api/v1/push${bearer} -H 'content-type: application/json' -d '{"items":[{"queue":"demo","payload":{"hello":"world"}}]}'`,
+    `then: curl${bearer} '${server.url}/api/v1/pop/queue/demo?batch=10'`,
   ].join('\n'),
 );

@@ -3,7 +3,7 @@
 import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import { SignJWT } from 'jose';
-import type { Env } from '../lib/config.js';
+import { weakJwtSecret, type Env } from '../lib/config.js';
 import { CliError } from './errors.js';
 
 export const ROLES = ['admin', 'read-write', 'read-only'] as const;
@@ -60,6 +60,9 @@ export async function tokenCommand(args: string[], env: Env): Promise<void> {
 }
 
 export async function mintToken(o: TokenOptions): Promise<string> {
+  // The deployment refuses such a secret (lib/http/auth.ts): a token signed with it would not pass.
+  const weak = weakJwtSecret(o.secret);
+  if (weak) throw new CliError(weak);
   const claims: Record<string, string> = { role: o.role };
   if (o.tenant) claims[o.tenantClaim] = o.tenant;
   const jwt = new SignJWT(claims).setProtectedHeader({ alg: 'HS256' }).setIssuedAt();

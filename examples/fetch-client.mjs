@@ -23,12 +23,19 @@ export function queenClient(baseUrl, { token, fetch: send = globalThis.fetch } =
       if (consumerGroup) query.set('consumerGroup', consumerGroup);
       return call('GET', `/api/v1/pop/queue/${encodeURIComponent(queue)}?${query}`);
     },
-    /** Acks every message of a pop's answer: completed, or failed (retried, then dead-lettered). */
-    ack: (popped, status = 'completed', consumerGroup) =>
-      call('POST', '/api/v1/ack/batch', {
+    /**
+     * Acks every message of a pop's answer: completed, or failed (retried, then dead-lettered).
+     * A refused item is a 200 with success: false (e.g. the lease expired): thrown, never returned.
+     */
+    async ack(popped, status = 'completed', consumerGroup) {
+      const results = await call('POST', '/api/v1/ack/batch', {
         consumerGroup,
         acknowledgments: popped.messages.map((m) => ({ transactionId: m.transactionId, partitionId: m.partitionId, leaseId: popped.leaseId, status })),
-      }),
+      });
+      const refused = results.find((r) => !r.success);
+      if (refused) throw new Error(`ack of ${refused.transactionId} refused: ${refused.error}`);
+      return results;
+    },
   };
 }
 

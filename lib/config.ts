@@ -26,6 +26,21 @@ export interface Config {
 
 const MiB = 1024 * 1024;
 
+/** HS256 wants a key at least as long as its hash (RFC 7518 §3.2): 32 bytes, random. */
+export const MIN_JWT_SECRET_BYTES = 32;
+
+/** Why `secret` is refused as JWT_SECRET, with how to make one; undefined when it is long enough. */
+export function weakJwtSecret(secret: string): string | undefined {
+  // As many UTF-16 units as bytes at least: the common, long case costs no encoding.
+  if (secret.length >= MIN_JWT_SECRET_BYTES) return undefined;
+  const bytes = new TextEncoder().encode(secret).byteLength;
+  if (bytes >= MIN_JWT_SECRET_BYTES) return undefined;
+  return (
+    `JWT_SECRET is ${bytes} byte(s); it must be at least ${MIN_JWT_SECRET_BYTES} random bytes. Make one with \`openssl rand -base64 32\` ` +
+    `or \`node -e "console.log(require('crypto').randomBytes(32).toString('base64'))"\`, then mint tokens with it.`
+  );
+}
+
 export function readConfig(env: Env, defaults: { auth: 'jwt' | 'none' }): Config {
   return {
     databaseUrl: env.DATABASE_URL || undefined,

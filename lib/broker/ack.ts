@@ -122,12 +122,21 @@ function searchPurged(items: readonly AckItem[], need: AckNeedRow, offsets: (num
   }
 }
 
+// The SQL's refusals keep Queen's words first (a client may match on them) and add what to do next.
+const NEXT_STEP: Readonly<Record<string, string>> = {
+  'Invalid or expired lease': 'Invalid or expired lease: the lease expired or was released; pop again, the batch will be delivered again',
+  'Message not found':
+    'Message not found: no message with this transactionId in this partition after the group\'s cursor; send the transactionId and partitionId the pop returned',
+};
+
+const withNextStep = (error: string | null) => (error !== null && Object.hasOwn(NEXT_STEP, error) ? NEXT_STEP[error]! : error);
+
 function toResult(item: AckItem, row: AckResultRow): AckResult {
   const result: AckResult = {
     index: row.idx,
     transactionId: item.transactionId,
     success: row.success === true,
-    error: row.error,
+    error: withNextStep(row.error),
     queueName: row.queue_name,
     partitionName: row.partition_name,
     leaseReleased: row.lease_released === true,

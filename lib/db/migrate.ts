@@ -28,6 +28,8 @@ export interface MigrationReport {
   applied: string[];
   /** Tags whose superseded version this call brought up to date. */
   repaired: string[];
+  /** Migrations a newer release applied after this version's last: left as they are (a rollback). */
+  ahead: number;
 }
 
 /** The folder's migrations in journal order, hashed exactly as drizzle hashes them. */
@@ -62,12 +64,9 @@ export async function migrateWithReport(db: Database, folder = MIGRATIONS_FOLDER
       files,
     );
     if (check.unknown) throw new MigrationError(`${describeUnknown(check.unknown)} ${REFUSED}`);
-    if (check.extra.length) {
-      throw new MigrationError(
-        `The database applied ${check.extra.length} migration(s) after ${files.at(-1)?.tag ?? 'none'} that this version does not have ` +
-          `(first: sha256 ${check.extra[0]}): a newer version or another branch migrated it. ${REFUSED}`,
-      );
-    }
+    // A newer release migrated further (a rollback): expand/contract keeps everything this version
+    // uses, so there is nothing to do (docs/operations.md#rolling-back).
+    if (check.extra.length) return { applied: [], repaired: [], ahead: check.extra.length };
     await repairSuperseded(tx, check.stale, files.slice(0, rows.length));
     // Rows follow the files: a repaired hash, and the `when` the journal was regenerated with
     // (drizzle-kit migrate skips every migration whose `when` is not above the newest created_at).
@@ -81,6 +80,6 @@ export async function migrateWithReport(db: Database, folder = MIGRATIONS_FOLDER
       for (const stmt of m.statements) await tx.query(stmt);
       await tx.query('INSERT INTO drizzle.__drizzle_migrations (hash, created_at) VALUES ($1, $2)', [m.hash, m.when]);
     }
-    return { applied: check.missing.map((m) => m.tag), repaired: check.stale.map((s) => s.tag) };
+    return { applied: check.missing.map((m) => m.tag), repaired: check.stale.map((s) => s.tag), ahead: 0 };
   });
 }

@@ -1,7 +1,7 @@
 // Who is calling: verifies the Bearer JWT (docs/api.md#authentication) and turns its claims into a
 // Principal.
 import { createRemoteJWKSet, decodeProtectedHeader, errors, jwtVerify, type JWTPayload, type JWTVerifyGetKey } from 'jose';
-import type { Config } from '../config.js';
+import { weakJwtSecret, type Config } from '../config.js';
 import { QueenError } from '../errors.js';
 import { DEFAULT_TENANT, type Principal, type Role } from './context.js';
 
@@ -26,6 +26,9 @@ export async function authenticate(req: Request, config: Config): Promise<Princi
   if (!secret && !jwksUrl) {
     throw new QueenError(503, 'auth_not_configured', 'Authentication is on but no key is configured: set JWT_SECRET (HS256) or JWT_JWKS_URL (RS256/EdDSA), or QUEEN_AUTH=none to run without auth.');
   }
+  // A short secret can be guessed offline from any one token: fail closed, as with no key.
+  const weak = secret ? weakJwtSecret(secret) : undefined;
+  if (weak) throw new QueenError(503, 'auth_not_configured', weak);
   const token = readBearerToken(req);
   const payload = await verifyToken(token, config);
   return {

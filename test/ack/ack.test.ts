@@ -51,7 +51,7 @@ describe('ack of completed messages', () => {
     const res = await b.ackBatch([item(body, 2, 'completed', { offset: 2 })]);
     expect(res.body[0]).toMatchObject({ success: true, offset: 2 });
     const wrong = await b.ackBatch([item(body, 3, 'completed', { offset: 9 })]);
-    expect(wrong.body[0]).toMatchObject({ success: false, error: 'Message not found' });
+    expect(wrong.body[0]).toMatchObject({ success: false, error: expect.stringMatching(/^Message not found: /) });
     expect(await committed('by-offset')).toBe(2);
   });
 
@@ -101,7 +101,7 @@ describe('ack of completed messages', () => {
     await db().query(`UPDATE queen.log_partitions SET txns_start = 5 WHERE id = $1`, [body.partitionId]);
     const res = await b.ackBatch([item(body, 3, 'completed'), { ...item(body, 0, 'completed'), transactionId: 'never-pushed' }]);
     expect(res.body[0]).toMatchObject({ success: true, offset: 3 });
-    expect(res.body[1]).toMatchObject({ success: false, error: 'Message not found' });
+    expect(res.body[1]).toMatchObject({ success: false, error: expect.stringMatching(/^Message not found: /) });
     expect(await committed('purged')).toBe(3);
   });
 });
@@ -229,11 +229,11 @@ describe('leases on ack', () => {
   it('answers "Invalid or expired lease" per item for a wrong or expired lease and moves nothing', async () => {
     const body = await popFive('lease');
     const wrong = await b.ackBatch([item(body, 0, 'completed', { leaseId: '0193a0f0-0000-7000-8000-00000000dead' }), item(body, 1, 'completed')]);
-    expect(wrong.body[0]).toMatchObject({ success: false, error: 'Invalid or expired lease' });
+    expect(wrong.body[0]).toMatchObject({ success: false, error: expect.stringMatching(/^Invalid or expired lease: .*pop again/) });
     expect(wrong.body[1]).toMatchObject({ success: true });
     await expireLeases(db(), 'lease');
     const expired = await b.ackBatch([item(body, 3, 'completed')]);
-    expect(expired.body[0]).toMatchObject({ success: false, error: 'Invalid or expired lease' });
+    expect(expired.body[0]).toMatchObject({ success: false, error: expect.stringMatching(/^Invalid or expired lease: .*pop again/) });
     expect(await committed('lease')).toBe(1);
   });
 
@@ -288,8 +288,22 @@ describe('bad ack input', () => {
     expect((await b.call('POST', '/api/v1/ack', 'not json')).status).toBe(400);
   });
 
-  it('answers "Message not found" for an unknown partition or another tenant\'s', async () => {
-    const res = await b.ackBatch([{ transactionId: 't', partitionId: '999999', status: 'completed' }, { transactionId: 't', partitionId: 'abc', status: 'completed' }]);
-    expect(res.body.map((r) => r.error)).toEqual(['Message not found', 'Message not found']);
+  it('answers "Message not found" for an unknown partition or another tenant\'s, saying to send what the pop returned', async () => {
+    const res = await b.ackBatch([{ transactionId: 't', partitionId: '999999', status: 'completed' }]);
+    expect(res.body.map((r) => r.error)).toEqual([expect.stringMatching(/^Message not found: .*the transactionId and partitionId the pop returned/)]);
+  });
+
+  it.each(['abc', '-5', 'Default', '1.5', '', 0, -5, 1.5])('answers 400 invalid_partition_id to an ack partitionId of %j, as a URL path does', async (partitionId) => {
+    const before = await committed('by-offset');
+    for (const [path, body] of [
+      ['/api/v1/ack', { transactionId: 't', partitionId, status: 'completed' }],
+      ['/api/v1/ack/batch', { acknowledgments: [{ transactionId: 't', partitionId, status: 'completed' }] }],
+      ['/api/v1/transaction', { operations: [{ type: 'ack', transactionId: 't', partitionId, status: 'completed' }] }],
+    ] as const) {
+      const res = await b.call('POST', path, body);
+      expect([res.status, res.body.code], `${path} ${res.text}`).toEqual([400, 'invalid_partition_id']);
+    }
+    expect(await b.call('GET', `/api/v1/messages/${encodeURIComponent(String(partitionId)) || '%20'}/t`).then((r) => r.status)).toBe(400);
+    expect(await committed('by-offset')).toBe(before);
   });
 });

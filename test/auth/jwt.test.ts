@@ -225,4 +225,17 @@ describe('fail closed', () => {
     expect([err.status, err.code]).toEqual([503, 'auth_not_configured']);
     expect(err.message).toMatch(/JWT_SECRET.*JWT_JWKS_URL/);
   });
+
+  it.each(['abc', 'x'.repeat(31), 'é'.repeat(15)])('answers 503 to every token when JWT_SECRET is shorter than 32 bytes (%s), saying how to make one', async (secret) => {
+    // A token signed with the weak secret itself is refused too: it could be forged offline.
+    const err = await refused(`Bearer ${await hs256(admin, { secret })}`, config({ secret }));
+    expect([err.status, err.code]).toEqual([503, 'auth_not_configured']);
+    expect(err.message).toMatch(/^JWT_SECRET is \d+ byte\(s\); it must be at least 32 random bytes\. Make one with `openssl rand -base64 32`/);
+  });
+
+  it('takes a secret of exactly 32 bytes, counted in UTF-8', async () => {
+    for (const secret of ['x'.repeat(32), 'é'.repeat(16)]) {
+      expect((await authenticate(request(`Bearer ${await hs256(admin, { secret })}`), config({ secret }))).role).toBe('admin');
+    }
+  });
 });

@@ -131,3 +131,38 @@ describe('timestamps PostgreSQL cannot read', () => {
     expect((await api.call('GET', `/api/v1/status?from=${encodeURIComponent(t)}`)).status).toBe(200);
   });
 });
+
+// A key the route does not read was ignored before: a misplaced option configured the defaults,
+// ?limit=10 popped one message. Each now names the key and the one that was meant.
+describe('unknown keys', () => {
+  it('refuses options at the top level of a configure body, pointing under options', async () => {
+    const res = await refused('POST', '/api/v1/configure', { queue: 'checked', retryLimit: 5, leaseTime: 30 }, 'unknown_key');
+    expect(res.error).toBe('unknown key `retryLimit` in the body: did you mean `options.retryLimit`?');
+    expect((await refused('POST', '/api/v1/configure', { options: {} }, 'missing_key')).error).toBe('`queue` is required in the body');
+    expect((await refused('POST', '/api/v1/configure', { queue: 'checked', options: { retrylimit: 1 } }, 'unknown_option')).error).toMatch(/did you mean "retryLimit"/);
+  });
+
+  it('refuses an unknown key in an ack, a batch item, a batch body and a transaction operation', async () => {
+    expect((await refused('POST', '/api/v1/ack', ack({ lease: 'x' }), 'unknown_key')).error).toBe('unknown key `lease` in the body: did you mean `leaseId`?');
+    expect((await refused('POST', '/api/v1/ack/batch', { acknowledgments: [ack({}), ack({ stauts: 'failed' })] }, 'unknown_key')).error).toBe(
+      'unknown key `stauts` in acknowledgments[1]: did you mean `status`?',
+    );
+    expect((await refused('POST', '/api/v1/ack/batch', { acks: [ack({})] }, 'unknown_key')).error).toMatch(/`acks` in the body: did you mean `acknowledgments`/);
+    const { transactionId, partitionId } = ack({});
+    expect((await refused('POST', '/api/v1/ack', { partitionId }, 'missing_key')).error).toBe('`transactionId` is required in the body');
+    const op = { type: 'ack', transactionId, partitionId, status: 'completed' };
+    expect((await refused('POST', '/api/v1/transaction', { operations: [{ ...op, group: 'g' }] }, 'unknown_key')).error).toBe(
+      'unknown key `group` in operations[0]: did you mean `consumerGroup`?',
+    );
+    expect((await refused('POST', '/api/v1/transaction', { operations: [{ type: 'push', items: [{ queue: 'checked', data: 1 }] }] }, 'unknown_key')).error).toBe(
+      'unknown key `data` in operations[0].items[0]: did you mean `payload`?',
+    );
+    expect((await refused('POST', '/api/v1/transaction', { operations: [op], leases: [] }, 'unknown_key')).error).toMatch(/did you mean `requiredLeases`/);
+  });
+
+  it('refuses an unknown pop query parameter, suggesting the one meant', async () => {
+    const res = await refused('GET', '/api/v1/pop/queue/checked?limit=10', undefined, 'unknown_parameter');
+    expect(res.error).toBe('unknown query parameter `limit` in the query string: did you mean `batch`?');
+    expect((await refused('GET', '/api/v1/pop/queue/checked?consumergroup=g', undefined, 'unknown_parameter')).error).toMatch(/did you mean `consumerGroup`/);
+  });
+});

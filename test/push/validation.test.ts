@@ -36,7 +36,7 @@ describe('bad push input writes nothing', () => {
 
   it('names the index and field of the first bad item, after good ones', async () => {
     await refused({ items: [good, 'text'] }, 400, 'invalid_item', /items\[1\] must be an object/);
-    await refused({ items: [good, { payload: 1 }] }, 400, 'invalid_item', /items\[1\]\.queue/);
+    await refused({ items: [good, { payload: 1 }] }, 400, 'missing_key', /^`queue` is required in items\[1\]$/);
     await refused({ items: [good, good, item(42 as never, 1)] }, 400, 'invalid_item', /items\[2\]\.queue: queue must be a string/);
     await refused({ items: [good, item('', 1)] }, 400, 'invalid_item', /items\[1\]\.queue: queue must not be empty/);
     await refused({ items: [good, item('q'.repeat(256), 1)] }, 400, 'invalid_item', /items\[1\]\.queue: queue must be at most 255/);
@@ -48,6 +48,16 @@ describe('bad push input writes nothing', () => {
     await refused({ items: [good, item('exists', 1, { transactionId: '' })] }, 400, 'invalid_item', /items\[1\]\.transactionId: transactionId must not be empty/);
     await refused({ items: [good, item('exists', 1, { transactionId: 't'.repeat(256) })] }, 400, 'invalid_item', /items\[1\]\.transactionId/);
     await refused({ items: [good, item('exists', 1, { transactionId: 7 })] }, 400, 'invalid_item', /items\[1\]\.transactionId/);
+  });
+
+  it('refuses an unknown key in an item or the body, naming it and the key it resembles', async () => {
+    // `data` is what pop returns; accepted, it stored null and the payload was lost.
+    await refused({ items: [{ queue: 'exists', data: { a: 1 } }] }, 400, 'unknown_key', /^unknown key `data` in items\[0\]: did you mean `payload`\?$/);
+    await refused({ items: [good, { ...good, partiton: 'eu' }] }, 400, 'unknown_key', /^unknown key `partiton` in items\[1\]: did you mean `partition`\?$/);
+    await refused({ items: [good, { ...good, TransactionID: 'x' }] }, 400, 'unknown_key', /did you mean `transactionId`\?/);
+    await refused({ items: [good, { ...good, colour: 'red' }] }, 400, 'unknown_key', /^unknown key `colour` in items\[1\]: the known keys are queue, partition, payload, transactionId, traceId, producerSub\.$/);
+    await refused({ items: [good], queue: 'exists' }, 400, 'unknown_key', /^unknown key `queue` in the body/);
+    await refused('{"items":[{"queue":"exists","payload":1,"__proto__":{}}]}', 400, 'unknown_key', /^unknown key `__proto__` in items\[0\]/);
   });
 
   it('refuses a traceId that is not a UUID', async () => {

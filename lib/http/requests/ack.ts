@@ -5,12 +5,13 @@
 import type { Context } from 'hono';
 import * as v from 'valibot';
 import type { AckItem, AckStatus } from '../../broker/ack.js';
-import { DEFAULT_EXTEND_SECONDS, MAX_EXTEND_SECONDS, MAX_OFFSET, MAX_PARTITION_ID } from '../../broker/limits.js';
+import { DEFAULT_EXTEND_SECONDS, MAX_EXTEND_SECONDS, MAX_OFFSET } from '../../broker/limits.js';
 import { nameSchema, QUEUE_MODE_GROUP, transactionIdSchema } from '../../broker/names.js';
 import type { Operation, TransactionRequest } from '../../broker/transaction.js';
 import { badRequest } from '../../errors.js';
 import type { BrokerEnv } from '../context.js';
-import { isObject, ownEntry, readJson, readText, requireObject, textSchema, validate, wholeNumberSchema } from './body.js';
+import { isObject, ownEntry, parsePartitionId, readJson, readText, requireObject, textSchema, validate, wholeNumberSchema } from './body.js';
+import { checkKeys, keySet } from './keys.js';
 import { parsePushItems } from './push.js';
 import { parseJsonRaw, type JsonPath } from './raw-json.js';
 
@@ -23,12 +24,28 @@ const STATUSES: Record<string, AckStatus> = {
   dlq: 'dlq',
 };
 
+// The keys Queen's clients send in an ack, a batch's items and a transaction's ack operation
+// (test/http/client-shapes.test.ts); `type` is the operation's.
+const ACK_FIELDS = ['transactionId', 'partitionId', 'leaseId', 'status', 'consumerGroup', 'error', 'offset'];
+const ACK_HINTS = {
+  id: 'transactionId',
+  messageId: 'transactionId',
+  partition: 'partitionId',
+  partition_id: 'partitionId',
+  lease: 'leaseId',
+  group: 'consumerGroup',
+  errorMessage: 'error',
+  reason: 'error',
+};
+const ACK_KEYS = keySet(ACK_FIELDS, { required: ['transactionId', 'partitionId'], hints: ACK_HINTS });
+const ACK_OPERATION_KEYS = keySet(['type', ...ACK_FIELDS], { required: ['transactionId', 'partitionId'], hints: ACK_HINTS });
+const BATCH_KEYS = keySet(['acknowledgments', 'consumerGroup'], { required: ['acknowledgments'], hints: { acks: 'acknowledgments', items: 'acknowledgments', group: 'consumerGroup' } });
+const BATCH_OPERATION_KEYS = keySet(['type', 'acknowledgments', 'consumerGroup'], { hints: BATCH_KEYS.hints });
+const PUSH_OPERATION_KEYS = keySet(['type', 'items'], { required: ['items'], hints: { messages: 'items' } });
+const TRANSACTION_KEYS = keySet(['operations', 'requiredLeases'], { required: ['operations'], hints: { leases: 'requiredLeases', ops: 'operations' } });
+
 const itemSchema = v.looseObject({
   transactionId: transactionIdSchema,
-  partitionId: v.union(
-    [v.pipe(v.string(), v.minLength(1, 'partitionId must not be empty')), wholeNumberSchema('partitionId', 0, MAX_PARTITION_ID)],
-    'partitionId is required: the partitionId the pop returned',
-  ),
   leaseId: v.optional(v.nullable(textSchema('leaseId'))),
   status: v.optional(v.string('status must be a string')),
   consumerGroup: v.optional(v.nullable(nameSchema('consumerGroup'))),
@@ -41,18 +58,21 @@ export const readAck = async (c: Context<BrokerEnv>): Promise<AckItem[]> => [par
 export const readAckBatch = async (c: Context<BrokerEnv>): Promise<AckItem[]> => parseAckBatch(await readJson(c));
 
 /** One ack item; `path` names it in error messages. `group` overrides the item's consumerGroup. */
-export function parseAckItem(raw: unknown, path: string, group?: string | null): AckItem {
+export function parseAckItem(raw: unknown, path: string, group?: string | null, keys = ACK_KEYS): AckItem {
   if (!isObject(raw)) {
     throw badRequest('invalid_request', `${path} must be an ack object {transactionId, partitionId, status, leaseId?}`);
   }
+  checkKeys(raw, keys, path === 'body' ? 'the body' : path);
   const item = validate(itemSchema, raw, 'invalid_request', path);
+  // The same rule as a partitionId in a URL path: a name or "-5" is a mistake, not an unknown message.
+  const partitionId = parsePartitionId(raw.partitionId);
   const status = ownEntry(STATUSES, item.status ?? 'completed');
   if (!status) {
     throw badRequest('invalid_status', `${path}.status must be completed, success, failed, retry or dlq; got "${item.status}".`);
   }
   return {
     transactionId: item.transactionId,
-    partitionId: String(item.partitionId),
+    partitionId,
     leaseId: item.leaseId ? item.leaseId : null,
     status,
     consumerGroup: group ?? item.consumerGroup ?? QUEUE_MODE_GROUP,
@@ -61,7 +81,8 @@ export function parseAckItem(raw: unknown, path: string, group?: string | null):
   };
 }
 
-export function parseAckBatch(raw: unknown, path = 'body'): AckItem[] {
+export function parseAckBatch(raw: unknown, path = 'body', keys = BATCH_KEYS): AckItem[] {
+  if (isObject(raw)) checkKeys(raw, keys, path === 'body' ? 'the body' : path);
   if (!isObject(raw) || !Array.isArray(raw.acknowledgments)) {
     throw badRequest('invalid_request', `${path} must be {"consumerGroup"?, "acknowledgments": [...]}`);
   }
@@ -84,6 +105,7 @@ const isPushItem = (p: JsonPath) => p.length === 4 && p[0] === 'operations' && p
 
 export async function readTransaction(c: Context<BrokerEnv>): Promise<TransactionRequest> {
   const body = parseJsonRaw(await readText(c), { member: 'payload', where: isPushItem });
+  if (isObject(body)) checkKeys(body, TRANSACTION_KEYS, 'the body');
   return { operations: parseOperations(body, c.get('config')), requiredLeases: parseRequiredLeases(body) };
 }
 
@@ -104,10 +126,13 @@ export function parseOperations(body: unknown, limits: { maxMessageBytes: number
     const path = `operations[${i}]`;
     const op = requireObject(raw, `${path} must be an object {"type":"ack",...} or {"type":"push","items":[...]}.`);
     const type = op.type;
-    if (type === 'push') return { type, items: parsePushItems(op.items, limits, `${path}.items`) };
+    if (type === 'push') {
+      checkKeys(op, PUSH_OPERATION_KEYS, path);
+      return { type, items: parsePushItems(op.items, limits, `${path}.items`) };
+    }
     if (type === 'ack') {
       const batch = Array.isArray(op.acknowledgments);
-      return { type, items: batch ? parseAckBatch(op, path) : [parseAckItem(op, path)] };
+      return { type, items: batch ? parseAckBatch(op, path, BATCH_OPERATION_KEYS) : [parseAckItem(op, path, undefined, ACK_OPERATION_KEYS)] };
     }
     throw badRequest('invalid_request', `${path}.type must be "ack" or "push".`);
   });

@@ -114,6 +114,15 @@ export const pageParams = (maxLimit: number, defaultLimit: number, maxOffset: nu
 /** The query string without its empty parameters, which count as absent. */
 export const presentQuery = (query: Record<string, string>) => Object.fromEntries(Object.entries(query).filter(([, value]) => value !== ''));
 
+/** A partition id as push and pop return it: a positive integer, sent as a string or a number. */
+export function parsePartitionId(raw: unknown): string {
+  const id = typeof raw === 'number' && Number.isSafeInteger(raw) ? String(raw) : raw;
+  if (typeof id !== 'string' || !/^[1-9]\d{0,17}$/.test(id)) {
+    throw badRequest('invalid_partition_id', 'partitionId must be the numeric id a push or pop returned (partitionId / partition_id).');
+  }
+  return id;
+}
+
 /** A boolean in a query string: true/1 or false/0. */
 export const flag = (what: string) =>
   v.pipe(

@@ -10,6 +10,7 @@ import type { SeekTarget } from '../../broker/seek.js';
 import { badRequest } from '../../errors.js';
 import type { BrokerEnv } from '../context.js';
 import { flag, isObject, objectSchema, presentQuery, readJson, timestampSchema, validate, wholeNumberSchema, wholeNumberTextSchema } from './body.js';
+import { checkKeys, keySet, nearestKey } from './keys.js';
 
 /** A name in the route, e.g. `:queue`; `what` names it in the error. */
 export const nameParam = (c: Context<BrokerEnv>, key: string, what: string): string =>
@@ -23,11 +24,20 @@ export const nameQuery = (c: Context<BrokerEnv>, key: string): string | undefine
 
 const bodySchema = v.object({
   queue: nameSchema('queue'),
-  namespace: v.optional(v.nullable(nameSchema('namespace'))),
-  task: v.optional(v.nullable(nameSchema('task'))),
+  // Queen's C++ client sends "" for a namespace or task it was not given: absent, as null is.
+  namespace: v.optional(v.nullable(v.union([v.literal(''), nameSchema('namespace')], 'namespace must be a string'))),
+  task: v.optional(v.nullable(v.union([v.literal(''), nameSchema('task')], 'task must be a string'))),
   // Not v.record(): it accepts an array and silently drops keys such as "constructor".
   options: v.optional(v.nullable(objectSchema('options must be an object of option names to values, like {"leaseTime":300}'))),
 });
+
+// What Queen's clients send (test/http/client-shapes.test.ts); an option at the top level is the
+// mistake that otherwise configures the defaults, so it is pointed under options.
+const CONFIGURE_KEYS = keySet(['queue', 'namespace', 'task', 'options'], {
+  required: ['queue'],
+  hints: { ...Object.fromEntries(OPTION_NAMES.map((name) => [name, `options.${name}`])), name: 'queue', queueName: 'queue', config: 'options' },
+});
+const OPTION_KEYS = keySet(OPTION_NAMES);
 
 export const readConfigureRequest = async (c: Context<BrokerEnv>): Promise<ConfigureRequest> => parseConfigureRequest(await readJson(c));
 
@@ -39,20 +49,22 @@ export function parseConfigureRequest(body: unknown): ConfigureRequest {
   if (!isObject(body)) {
     throw badRequest('invalid_request', 'Send a JSON object like {"queue":"orders","options":{"leaseTime":300}}.');
   }
+  checkKeys(body, CONFIGURE_KEYS, 'the body');
   const parsed = validate(bodySchema, body);
   const raw = parsed.options ?? {};
   const unknown = Object.keys(raw).filter((k) => !Object.hasOwn(OPTION_SCHEMAS, k));
   if (unknown.length > 0) {
+    const nearest = unknown.length === 1 ? nearestKey(unknown[0]!, OPTION_KEYS) : undefined;
     throw badRequest(
       'unknown_option',
-      `Unknown option${unknown.length > 1 ? 's' : ''} ${unknown.map((k) => `"${k}"`).join(', ')}; known options are ${OPTION_NAMES.join(', ')}.`,
+      `Unknown option${unknown.length > 1 ? 's' : ''} ${unknown.map((k) => `"${k}"`).join(', ')}${nearest ? `: did you mean "${nearest}"?` : ''}; known options are ${OPTION_NAMES.join(', ')}.`,
     );
   }
   const options: Partial<Record<OptionName, unknown>> = {};
   for (const [key, value] of Object.entries(raw) as [OptionName, unknown][]) {
     options[key] = validate(OPTION_SCHEMAS[key], value, 'invalid_option');
   }
-  return { queue: parsed.queue, namespace: parsed.namespace ?? null, task: parsed.task ?? null, options: options as Partial<QueueOptions> };
+  return { queue: parsed.queue, namespace: parsed.namespace || null, task: parsed.task || null, options: options as Partial<QueueOptions> };
 }
 
 const seekSchema = v.object({

@@ -26,7 +26,7 @@ import { MAX_NAME_LENGTH, nameSchema, QUEUE_MODE_GROUP, transactionIdSchema } fr
 import type { Page, TraceRequest } from '../../broker/traces.js';
 import { badRequest, tooLarge } from '../../errors.js';
 import type { BrokerEnv } from '../context.js';
-import { isObject, pageParams, presentQuery, readJson, requireObject, validate, windowParams } from './body.js';
+import { isObject, pageParams, parsePartitionId, presentQuery, readJson, requireObject, validate, windowParams } from './body.js';
 
 const listQuery = v.object({
   queue: v.optional(nameSchema('queue')),
@@ -89,14 +89,6 @@ export function parseDlqAddress(params: { partitionId?: string; transactionId?: 
   return { partitionId, transactionId, consumerGroup: group };
 }
 
-/** A partition id as push and pop return it: a positive integer, sent as a string or a number. */
-export function parsePartitionId(raw: unknown): string {
-  const id = typeof raw === 'number' && Number.isSafeInteger(raw) ? String(raw) : raw;
-  if (typeof id !== 'string' || !/^[1-9]\d{0,17}$/.test(id)) {
-    throw badRequest('invalid_partition_id', 'partitionId must be the numeric id a push or pop returned (partitionId / partition_id).');
-  }
-  return id;
-}
 
 // PostgreSQL text (and jsonb strings) cannot hold U+0000: refuse it rather than fail in SQL.
 const storedText = <S extends v.GenericSchema<unknown, string>>(schema: S, what: string) =>

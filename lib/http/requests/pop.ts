@@ -8,6 +8,7 @@ import type { PopRequest, SubscriptionMode } from '../../broker/pop.js';
 import { badRequest } from '../../errors.js';
 import type { BrokerEnv } from '../context.js';
 import { ownEntry, timestampSchema, validate, wholeNumberTextSchema } from './body.js';
+import { checkKeys, keySet } from './keys.js';
 
 const MODES: Record<string, 'all' | 'new'> = {
   all: 'all',
@@ -20,9 +21,17 @@ const MODES: Record<string, 'all' | 'new'> = {
 
 type Query = Record<string, string | undefined>;
 
+// Every parameter Queen's clients send (test/http/client-shapes.test.ts); another is a mistake that
+// would otherwise be ignored, e.g. ?limit=10 popping one message.
+const POP_PARAMS = keySet(['batch', 'wait', 'timeout', 'consumerGroup', 'namespace', 'task', 'autoAck', 'subscriptionMode', 'subscriptionFrom', 'partitions'], {
+  noun: 'query parameter',
+  hints: { limit: 'batch', count: 'batch', max: 'batch', group: 'consumerGroup', timeoutMillis: 'timeout', waitTime: 'timeout', partition: 'the path /pop/queue/:queue/partition/:partition' },
+});
+
 export const readPopRequest = (c: Context<BrokerEnv>): PopRequest => parsePopRequest(c.req.param(), c.req.query());
 
 export function parsePopRequest(route: { queue?: string; partition?: string }, query: Query): PopRequest {
+  checkKeys(query, POP_PARAMS, 'the query string');
   const queue = route.queue === undefined ? null : validate(nameSchema('queue'), route.queue);
   const partition = route.partition === undefined ? null : validate(nameSchema('partition'), route.partition);
   const namespace = optionalName(query, 'namespace');

@@ -16,6 +16,7 @@ import {
 import { badRequest, QueenError, tooLarge } from '../../errors.js';
 import type { BrokerEnv } from '../context.js';
 import { isObject, readText, validate } from './body.js';
+import { checkKeys, keySet } from './keys.js';
 import { parseJsonRaw, RawJson, type JsonPath } from './raw-json.js';
 
 const NULL_PAYLOAD = new TextEncoder().encode('null');
@@ -31,9 +32,18 @@ const itemSchema = v.looseObject({
   traceId: v.optional(v.nullable(traceIdSchema)),
 });
 
+// What Queen's clients send in an item (test/http/client-shapes.test.ts); producerSub is read from
+// the token, never the body (docs/semantics.md#push), but a client that sends it is not refused.
+export const PUSH_ITEM_KEYS = keySet(['queue', 'partition', 'payload', 'transactionId', 'traceId', 'producerSub'], {
+  required: ['queue'],
+  hints: { data: 'payload', message: 'payload', body: 'payload', value: 'payload', id: 'transactionId', messageId: 'transactionId', key: 'partition', partitionKey: 'partition' },
+});
+const PUSH_BODY_KEYS = keySet(['items']);
+
 export async function readPushRequest(c: Context<BrokerEnv>): Promise<PushItem[]> {
   const body = parseJsonRaw(await readText(c), { member: 'payload', where: isItem });
   if (!isObject(body)) throw badRequest('invalid_request', 'Request body must be a JSON object {"items": [...]}');
+  checkKeys(body, PUSH_BODY_KEYS, 'the body');
   return parsePushItems(body.items, c.get('config'));
 }
 
@@ -51,6 +61,7 @@ export function parsePushItems(raw: unknown, limits: { maxMessageBytes: number }
     const at = `${path}[${i}]`;
     const item: unknown = raw[i];
     if (!isObject(item)) throw badRequest('invalid_item', `${at} must be an object with at least "queue" and "payload"`);
+    checkKeys(item, PUSH_ITEM_KEYS, at);
     if (!looksValid(item)) validate(itemSchema, item, 'invalid_item', at);
     const payload = payloadBytes(item.payload, at);
     if (payload.length > limits.maxMessageBytes) {

@@ -36,8 +36,8 @@ export function directUrl(url: string): string {
 const RUN_MIGRATIONS = 'Run the migrations (npx sst deploy runs them; or DATABASE_URL=<direct url> npx queen-serverless migrate), then retry.';
 
 /**
- * Checks once per cold start, in one query, that the deploy migrated the database to exactly this
- * version's SQL: every applied migration's hash, position by position. A function never runs DDL
+ * Checks once per cold start, in one query, that the deploy migrated the database to at least this
+ * version's SQL: every applied migration's hash, position by position, an older schema refused. A function never runs DDL
  * (docs/semantics.md#migrations); it answers 503 until the migration step has run. Only success is
  * remembered, so a function recovers by itself once the migration lands.
  */
@@ -60,7 +60,8 @@ export function schemaGuard(shipped: () => readonly Migration[] = shippedMigrati
         `The database schema is at migration ${expected[applied.length - 1]!.tag} but this function needs ${expected.at(-1)!.tag}. ${RUN_MIGRATIONS}`,
       );
     }
-    // A longer list whose start is ours passes: the deploy migrates before it updates the functions.
+    // A longer list whose start is ours passes: the deploy migrates before it updates the functions,
+    // and a rollback redeploys this version on the newer schema (docs/operations.md#expand-and-contract).
     checked = true;
   };
 }

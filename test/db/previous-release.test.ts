@@ -1,8 +1,8 @@
 // Expand and contract (docs/operations.md#upgrades-and-migrations): a deploy migrates before it
 // updates the functions, and a rollback redeploys the previous release on the newer schema, so the
 // previous release's broker must keep working on this version's SQL. The previous release is taken
-// from git history: the code just before the newest migration landed, run from `git archive` as a
-// deployed function (schema check included) against one PostgreSQL with the current code.
+// from git history: main as it was before the merge (or commit) that brought the newest migration,
+// run from `git archive` as a deployed function (schema check included) against one PostgreSQL with the current code.
 import { execFileSync, execSync, spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -18,11 +18,14 @@ import { portFrom } from '../runtime/support.js';
 
 const git = (...args: string[]) => execFileSync('git', ['-C', root, ...args], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
 
-/** The commit before the newest migration landed, or why there is none to test. */
+/**
+ * main before the newest migration landed, or why there is none to test. --first-parent: a branch
+ * merged with several migrations counts as one release, not as the commits inside it.
+ */
 function previousRelease(): { rev: string; newest: string } | { missing: string } {
   try {
     if (git('rev-parse', '--is-shallow-repository') === 'true') return { missing: 'this is a shallow clone; git fetch --unshallow gives the history it needs' };
-    const newest = git('log', '-1', '--format=%H', '--', 'drizzle/meta/_journal.json');
+    const newest = git('log', '-1', '--first-parent', '--format=%H', '--', 'drizzle/meta/_journal.json');
     if (!newest) return { missing: 'git history holds no commit that added a migration' };
     return { rev: git('rev-parse', '--verify', `${newest}^`), newest };
   } catch {

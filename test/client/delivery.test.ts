@@ -136,3 +136,29 @@ describe('lambdaDeliveryHandler', () => {
     expect(await thrower(functionUrlEvent('GET', '/'))).toMatchObject({ statusCode: 405 });
   });
 });
+
+describe('the delivery examples', () => {
+  it('examples/delivery-worker.mjs dead-letters a message without an email and completes the rest', async () => {
+    const { root } = await import('../support/server.js');
+    const worker = (await import(/* @vite-ignore */ `${root}examples/delivery-worker.mjs`)).default;
+    const s = secret();
+    const text = JSON.stringify({ ...body, messages: [{ ...body.messages[0], data: { email: 'a@example.com' } }, { ...body.messages[1], data: {} }] });
+    const res: Response = await worker.fetch(new Request('https://w.example/', { method: 'POST', headers: signed([s], { text }), body: text }), { QUEEN_DELIVERY_SECRET: s }, {});
+    expect([res.status, await res.json()]).toEqual([200, { acks: [{ offset: 5, status: 'dlq', error: 'no email address' }] }]);
+  });
+
+  it('examples/delivery-lambda.mjs accepts either secret of a rotation from QUEEN_DELIVERY_SECRET', async () => {
+    const { root } = await import('../support/server.js');
+    const { handler } = await import(/* @vite-ignore */ `${root}examples/delivery-lambda.mjs`);
+    const [old, fresh] = [secret(), secret()];
+    const before = process.env.QUEEN_DELIVERY_SECRET;
+    process.env.QUEEN_DELIVERY_SECRET = `${old},${fresh}`;
+    try {
+      for (const s of [old, fresh]) expect((await handler(functionUrlEvent('POST', '/', { body: raw, headers: signed([s]), base64: true }))).statusCode).toBe(200);
+      expect((await handler(functionUrlEvent('POST', '/', { body: raw, headers: signed([secret()]) }))).statusCode).toBe(401);
+    } finally {
+      if (before === undefined) delete process.env.QUEEN_DELIVERY_SECRET;
+      else process.env.QUEEN_DELIVERY_SECRET = before;
+    }
+  });
+});

@@ -18,16 +18,12 @@ export const messagesOf = (target: Ackable): readonly Message<unknown>[] =>
   Array.isArray(target) ? target : 'messages' in (target as PopResponse) ? (target as PopResponse).messages : [target as Message];
 
 /** The wire ack of one message; the offset spares the server a hash lookup. */
-export const ackItem = (m: Message<unknown>, status: AckStatus, error?: string | null): AckItem => ({
-  transactionId: m.transactionId,
-  partitionId: m.partitionId,
-  leaseId: m.leaseId,
-  consumerGroup: m.consumerGroup,
-  offset: m.offset,
-  status,
+export function ackItem(m: Message<unknown>, status: AckStatus, error?: string | null): AckItem {
+  const item: AckItem = { transactionId: m.transactionId, partitionId: m.partitionId, leaseId: m.leaseId, consumerGroup: m.consumerGroup, offset: m.offset, status };
   // The server refuses U+0000 in text.
-  ...(error ? { error: error.replace(/\u0000/g, '').slice(0, 4000) } : {}),
-});
+  if (error) item.error = error.replace(/\u0000/g, '').slice(0, 4000);
+  return item;
+}
 
 export const pushItems = <T>(queue: string, items: readonly PushInput<T>[]): PushItem[] =>
   items.map(({ data, partition, transactionId, traceId }) => ({

@@ -105,6 +105,7 @@ export interface AckResult {
   skipped?: true;
   /** False: accepted, but clamped below a failed or retried message, so redelivered. */
   committed: boolean;
+  /** The offset was at or below the cursor already: a retried ack, a no-op success. */
   alreadyCommitted?: true;
   offset: number | null;
 }

@@ -1,6 +1,8 @@
 // The server the client tests talk to: `npm start`'s server in a temporary folder, on a fresh
 // database of the real PostgreSQL (`npm run test:pg`) or on its own PGlite (`npm test`).
 import { mkdtemp, rm } from 'node:fs/promises';
+import { afterAll, beforeAll } from 'vitest';
+import { Queen } from '../../client/src/index.js';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createConnection, createServer, type Socket } from 'node:net';
@@ -29,6 +31,17 @@ export async function startBroker(env: Record<string, string> = {}): Promise<Bro
       await rm(dir, { recursive: true, force: true });
     },
   };
+}
+
+/** One broker for a test file and a client of it, set in beforeAll (read them inside tests and hooks). */
+export function useBroker(env: Record<string, string> = {}): { broker: Broker; queen: Queen } {
+  const used = {} as { broker: Broker; queen: Queen };
+  beforeAll(async () => {
+    used.broker = await startBroker(env);
+    used.queen = new Queen({ url: used.broker.url });
+  });
+  afterAll(() => used.broker?.stop());
+  return used;
 }
 
 /** A TCP proxy in front of the broker that can drop every connection and refuse new ones: a network outage. */

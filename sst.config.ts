@@ -63,6 +63,8 @@ export default $config({
       JWT_TENANT_CLAIM: process.env.JWT_TENANT_CLAIM ?? '',
       // CloudFront (the Router) gives an origin 30 s: a long-poll must answer before that.
       QUEEN_MAX_WAIT_MS: '25000',
+      // Off unless the deployer names the origins browsers call from (docs/api.md#cors).
+      QUEEN_CORS_ORIGINS: process.env.QUEEN_CORS_ORIGINS ?? '',
     };
     const shared = {
       runtime: 'nodejs22.x' as const,

@@ -22,6 +22,8 @@ export interface Config {
   metricsPartitionSeries: number;
   /** Named prepared statements on pg and Neon connections (QUEEN_PREPARED_STATEMENTS, on by default). */
   preparedStatements: boolean;
+  /** Origins browsers may call from (QUEEN_CORS_ORIGINS); null: CORS off. */
+  corsOrigins: '*' | string[] | null;
 }
 
 const MiB = 1024 * 1024;
@@ -61,7 +63,25 @@ export function readConfig(env: Env, defaults: { auth: 'jwt' | 'none' }): Config
     maxWaitMs: int(env, 'QUEEN_MAX_WAIT_MS', 60_000),
     metricsPartitionSeries: int(env, 'QUEEN_METRICS_PARTITION_SERIES', 1000),
     preparedStatements: preparedStatements(env),
+    corsOrigins: parseCorsOrigins(env.QUEEN_CORS_ORIGINS),
   };
+}
+
+/** QUEEN_CORS_ORIGINS: unset or empty is off, `*` any origin, else comma-separated origins. */
+export function parseCorsOrigins(raw: string | undefined): '*' | string[] | null {
+  if (raw === undefined || raw.trim() === '') return null;
+  if (raw.trim() === '*') return '*';
+  return raw.split(',').map((entry) => {
+    const origin = entry.trim();
+    let parsed: string | null = null;
+    try {
+      parsed = new URL(origin).origin;
+    } catch {
+      parsed = null;
+    }
+    if (parsed !== origin) throw new Error(`QUEEN_CORS_ORIGINS must be * or comma-separated origins such as https://app.example.com (scheme, host, port; no path); got "${origin}"`);
+    return origin;
+  });
 }
 
 /** QUEEN_PREPARED_STATEMENTS: `on` (the default) or `off`, for a pooler that cannot keep them. */

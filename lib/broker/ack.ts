@@ -11,6 +11,10 @@ import type { AckNeedRow, AckResultRow, AckRow } from '../db/rows.js';
 import type { Queryable } from '../db/types.js';
 import { addFrame, frameParams, type DeadFrame } from './dead-letter.js';
 import { decodeSegmentRow } from './segments.js';
+// The answer's shape is the wire's, declared once in the client's wire module.
+import type { AckResult } from '../../client/src/wire.js';
+
+export type { AckResult };
 
 export type AckStatus = 'completed' | 'failed' | 'retry' | 'dlq';
 
@@ -31,22 +35,6 @@ export interface AckContext {
   tenant: string;
   /** A transaction's `requiredLeases`: each authorises its acks without a leaseId where it is live (docs/semantics.md#transactions). */
   requiredLeases?: readonly string[];
-}
-
-export interface AckResult {
-  index: number;
-  transactionId: string;
-  success: boolean;
-  error: string | null;
-  queueName: string | null;
-  partitionName: string | null;
-  leaseReleased: boolean;
-  dlq: boolean;
-  skipped?: true;
-  committed: boolean;
-  /** The offset was at or below the cursor already: a retried ack, a no-op success. */
-  alreadyCommitted?: true;
-  offset: number | null;
 }
 
 const ACK_SQL = 'SELECT * FROM queen.ack($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)';

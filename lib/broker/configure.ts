@@ -4,6 +4,10 @@
 import * as v from 'valibot';
 import type { Queryable } from '../db/types.js';
 import { INT4_MAX } from './limits.js';
+// The answer's shape is the wire's, declared once in the client's wire module.
+import type { ConfigureResponse as ConfigureResult } from '../../client/src/wire.js';
+
+export type { ConfigureResult };
 
 const count = (name: string, min = 0) =>
   v.pipe(
@@ -47,17 +51,6 @@ export interface ConfigureRequest {
   namespace: string | null;
   task: string | null;
   options: Partial<QueueOptions>;
-}
-
-export interface ConfigureResult {
-  configured: true;
-  queueId: string;
-  queue: string;
-  namespace: string | null;
-  task: string | null;
-  storage: 'segments';
-  options: QueueOptions;
-  warnings: string[];
 }
 
 export async function configureQueue(db: Queryable, tenant: string, req: ConfigureRequest): Promise<ConfigureResult> {

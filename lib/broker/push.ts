@@ -12,6 +12,10 @@ import type { PushRow, PushSegmentRow, PushWrittenRow } from '../db/rows.js';
 import type { Queryable } from '../db/types.js';
 import { encryptPayload, requireEncryptionKey } from './encryption.js';
 import { readOriginalMessageIds, type DuplicateRef } from './push-duplicates.js';
+// The answer's shape is the wire's, declared once in the client's wire module.
+import type { PushResult } from '../../client/src/wire.js';
+
+export type { PushResult };
 
 /** One message to push, already checked against docs/semantics.md#names-and-limits (names.ts) and with its defaults filled in. */
 export interface PushItem {
@@ -29,19 +33,6 @@ export interface PushContext {
   /** The principal's sub, stored as each frame's producer sub. */
   sub: string | null;
   config: Config;
-}
-
-/** One entry of the 201 response, keys as Queen's wire format has them. */
-export interface PushResult {
-  index: number;
-  status: 'queued' | 'duplicate';
-  transaction_id: string;
-  /** For a duplicate, the original's id; null when retention already deleted its segment. */
-  message_id: string | null;
-  partition_id: string;
-  trace_id: string | null;
-  queueName: string;
-  offset: number;
 }
 
 interface Group {

@@ -1,10 +1,10 @@
-// Builds one Hono app from route families: CORS, errors, /health, database and principal per request.
+// Builds one Hono app from route families: CORS when configured, errors, /health, database and principal per request.
 import { Hono, type MiddlewareHandler } from 'hono';
-import { cors } from 'hono/cors';
 import type { Config } from '../config.js';
 import type { Database } from '../db/types.js';
 import { QueenError } from '../errors.js';
 import type { BrokerEnv, Principal, QueenFunction } from './context.js';
+import { corsMiddleware } from './cors.js';
 import { DEFAULT_TENANT } from './context.js';
 import { errorResponse, type Log } from './errors.js';
 
@@ -24,7 +24,8 @@ const anonymousAdmin: Principal = { tenant: DEFAULT_TENANT, sub: null, role: 'ad
 export function buildApp(functions: QueenFunction[], options: AppOptions): Hono<BrokerEnv> {
   const log = options.log ?? ((m, e) => console.error(m, e));
   const app = new Hono<BrokerEnv>();
-  app.use('*', cors({ origin: '*', allowHeaders: ['Authorization', 'Content-Type'], maxAge: 86400 }));
+  // Off unless configured: then no CORS code runs on any request (docs/api.md#cors).
+  if (options.config.corsOrigins) app.use('*', corsMiddleware(options.config.corsOrigins));
 
   app.get('/health', async (c) => {
     try {

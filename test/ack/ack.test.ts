@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { observe, type StatementLog } from '../../lib/db/client.js';
-import { offsets, type PopBody, testClient } from '../support/client.js';
+import type { AckResult } from '../../client/src/wire.js';
+import { offsets, type PopBody, testClient, wireKeys } from '../support/client.js';
 import { useDatabase } from '../support/db.js';
 import { configureQueue, cursor, expireLeases } from '../pop/helpers.js';
 
@@ -31,9 +32,13 @@ describe('ack of completed messages', () => {
     const body = await popFive('done');
     const log: StatementLog = { statements: [] };
     const { call } = testClient(observe(db(), log));
-    const res = await call('POST', '/api/v1/ack/batch', { acknowledgments: [0, 1, 2, 3, 4].map((o) => item(body, o, 'completed')) });
+    const res = await call<AckResult[]>('POST', '/api/v1/ack/batch', { acknowledgments: [0, 1, 2, 3, 4].map((o) => item(body, o, 'completed')) });
     expect(log.statements).toHaveLength(1);
-    expect(res.body[4]).toEqual({ index: 4, transactionId: 'p-4', success: true, error: null, queueName: 'done', partitionName: 'p', leaseReleased: true, dlq: false, committed: true, offset: 4 });
+    const last: AckResult = { index: 4, transactionId: 'p-4', success: true, error: null, queueName: 'done', partitionName: 'p', leaseReleased: true, dlq: false, committed: true, offset: 4 };
+    expect(res.body[4]).toEqual(last);
+    // The optional keys (skipped, alreadyCommitted) appear only when they apply.
+    const required = ['index', 'transactionId', 'success', 'error', 'queueName', 'partitionName', 'leaseReleased', 'dlq', 'committed', 'offset', 'skipped', 'alreadyCommitted'] as const;
+    expect(Object.keys(res.body[4]!).sort()).toEqual(wireKeys<AckResult>()(required).filter((k) => k !== 'skipped' && k !== 'alreadyCommitted'));
     const c = await cursor(db(), 'done', 'p');
     expect([Number(c.committed), c.batch_end, c.worker_id]).toEqual([4, null, null]);
   });
@@ -240,7 +245,7 @@ describe('leases on ack', () => {
   it('refuses an ack without a leaseId while another worker holds the lease, and accepts it once none is live', async () => {
     const body = await popFive('no-lease');
     const res = await b.ackBatch([item(body, 0, 'completed', { leaseId: '' })]);
-    expect(res.body[0].success).toBe(false);
+    expect(res.body[0]!.success).toBe(false);
     await expireLeases(db(), 'no-lease');
     const ok = await b.ackBatch([item(body, 4, 'completed', { leaseId: null })]);
     expect(ok.body[0]).toMatchObject({ success: true, leaseReleased: true });

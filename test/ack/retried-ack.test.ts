@@ -88,7 +88,7 @@ describe('a retried ack', () => {
     expect(res.body[0]).toMatchObject({ success: true, alreadyCommitted: true, offset: 0 });
     const [h] = holder.messages;
     const refused = await b.ack({ transactionId: h!.transactionId, partitionId: h!.partitionId, status: 'completed' });
-    expect(refused.body[0].success).toBe(false);
+    expect(refused.body[0]!.success).toBe(false);
   });
 
   it('of a dead-lettered message writes no second DLQ row and charges nothing', async () => {

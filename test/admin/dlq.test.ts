@@ -41,7 +41,7 @@ describe('GET /api/v1/dlq', () => {
     await db().query("UPDATE queen.log_dlq SET failed_at = '2026-01-01T00:00:00Z'::timestamptz + (CASE error_message WHEN 'first' THEN 1 WHEN 'second' THEN 2 WHEN 'third' THEN 3 WHEN 'fourth' THEN 4 ELSE 5 END) * interval '1 hour'");
     const other = testClient(db, { as: { tenant: 'acme' } });
     await other.push('orders', 'eu', [{ secret: true }]);
-    const m = (await other.popQueue('orders', { consumerGroup: 'billing' })).body.messages[0];
+    const m = (await other.popQueue('orders', { consumerGroup: 'billing' })).body.messages[0]!;
     await other.ack({ transactionId: m.transactionId, partitionId: m.partitionId, leaseId: m.leaseId, status: 'dlq', consumerGroup: 'billing' });
   });
 

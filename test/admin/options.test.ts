@@ -42,10 +42,10 @@ describe('configured options take effect', () => {
     await api.configure('limit', { retryLimit: 1 });
     await api.push('limit', 'Default', ['x', 'y']);
     const first = (await popOne('limit'))!;
-    expect((await fail(first)).body[0].dlq).toBe(false);
+    expect((await fail(first)).body[0]!.dlq).toBe(false);
     const second = (await popOne('limit'))!;
     expect(second.offset).toBe(0);
-    expect((await fail(second)).body[0].dlq).toBe(true);
+    expect((await fail(second)).body[0]!.dlq).toBe(true);
     expect(await dlqCount('limit')).toBe(1);
     expect((await popOne('limit'))!.offset).toBe(1);
   });

@@ -11,7 +11,8 @@ import { bearer, hs256, jwtConfig, SECRET, unsignedToken } from './tokens.js';
 
 const db = useDatabase();
 
-const secured = () => testClient(db, { config: jwtConfig({ secret: SECRET }), authenticate });
+// CORS on, as for a browser client: a refusal must still be readable cross-origin.
+const secured = () => testClient(db, { config: { ...jwtConfig({ secret: SECRET }), corsOrigins: '*' }, authenticate });
 
 describe('every route but /health needs a valid token', () => {
   it('keeps GET /health open without a token, even when no key is configured', async () => {

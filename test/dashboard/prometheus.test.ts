@@ -44,7 +44,7 @@ beforeAll(async () => {
   await api.pushNumbered(WEIRD, 'p"1', 1);
   await api.configure('prom.dead', { retryLimit: 0 });
   await api.pushNumbered('prom.dead', 'Default', 2);
-  const [m] = (await api.popQueue('prom.dead', { batch: 1 })).body.messages;
+  const m = (await api.popQueue('prom.dead', { batch: 1 })).body.messages[0]!;
   await api.ack({ transactionId: m.transactionId, partitionId: m.partitionId, leaseId: m.leaseId, status: 'dlq', error: 'x' });
   await api.popQueue('prom.orders', { consumerGroup: 'billing', batch: 5, autoAck: true }, 'a');
   await api.popQueue('prom.orders', { consumerGroup: 'billing', batch: 2 }, 'b');

@@ -28,7 +28,7 @@ beforeAll(async () => {
   await letMinutesPass(db(), 12);
   await rollupMinuteStats(db());
   await api.popQueue('shop.orders', { consumerGroup: 'billing', batch: 3, autoAck: true }, 'eu');
-  const [m] = (await api.popQueue('shop.payments', { batch: 1 })).body.messages;
+  const m = (await api.popQueue('shop.payments', { batch: 1 })).body.messages[0]!;
   await api.ack({ transactionId: m.transactionId, partitionId: m.partitionId, leaseId: m.leaseId, status: 'failed', error: 'card declined' });
   await letMinutesPass(db(), 3);
   await rollupMinuteStats(db());

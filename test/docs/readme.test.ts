@@ -1,7 +1,7 @@
-// The README's five-minute tour and the plain-fetch example, run as a reader runs them: the tour's
-// `sh tour` blocks in order in one bash, the example with node, both against `npm start`.
+// The README's five-minute tour, its client snippet and the client example, run as a reader runs
+// them: the tour's `sh tour` blocks in order in one bash, the JavaScript with node, against `npm start`.
 import { execFile } from 'node:child_process';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -73,8 +73,20 @@ describe('the README', () => {
     expectPrinted(banner.map((l) => l.replaceAll('localhost:6632', `localhost:${port}`)).filter((l) => !db || !l.includes('PGlite')), server.output(), 'npm start');
   });
 
-  it('plain-fetch example pushes, pops and acks with nothing but fetch on Node', async () => {
-    const { stdout } = await run(process.execPath, [join(root, 'examples/fetch-client.mjs'), server.url], { cwd: dir });
-    expect(stdout).toBe(['pushed: queued, queued, queued', 'popped: [{"order":1},{"order":2},{"order":3}]', 'acked: true', 'queue empty afterwards: true', ''].join('\n'));
+  it('client example pushes, consumes and acks on Node, printing what docs/clients.md says', async () => {
+    const { stdout } = await run(process.execPath, [join(root, 'examples/client.mjs'), server.url], { cwd: dir });
+    expect(stdout).toBe(['pushed: queued, queued, queued', 'consumed: [{"order":1},{"order":2},{"order":3}]', 'queue empty afterwards: true', ''].join('\n'));
+    const clients = await readFile(join(root, 'docs/clients.md'), 'utf8');
+    expect(clients).toContain(`\`\`\`text\n${stdout}\`\`\``);
+  });
+
+  it("'in your code' snippet runs as written against npm start, with the installed client", async () => {
+    const [, snippet] = /^```js in-your-code\n([\s\S]*?)^```$/m.exec(await readFile(join(root, 'README.md'), 'utf8')) ?? [];
+    expect(snippet).toContain("from 'queen-serverless-client'");
+    // A project where the package is installed: the repository's node_modules links the workspace.
+    await symlink(join(root, 'node_modules'), join(dir, 'node_modules')).catch(() => {});
+    await writeFile(join(dir, 'snippet.mjs'), snippet!.replace('http://localhost:6632', server.url));
+    const { stdout } = await run(process.execPath, ['snippet.mjs'], { cwd: dir, timeout: 30_000 });
+    expect(stdout).toBe('sending ada@example.com\n');
   });
 });

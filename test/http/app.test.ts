@@ -31,13 +31,6 @@ describe('every API response', () => {
     expect(res.body).toMatchObject({ status: 'healthy', database: 'connected' });
     expect(typeof res.body.version).toBe('string');
   });
-
-  it('answers a CORS preflight with 204 and an open origin', async () => {
-    const { app } = testClient(db);
-    const res = await app.request('/api/v1/push', { method: 'OPTIONS', headers: { origin: 'https://example.com', 'access-control-request-method': 'POST' } });
-    expect(res.status).toBe(204);
-    expect(res.headers.get('access-control-allow-origin')).toBe('*');
-  });
 });
 
 describe('/health when the database is not usable', () => {

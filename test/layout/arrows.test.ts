@@ -12,8 +12,9 @@ const ALLOWED: Record<string, string[]> = {
   'lib/codec/': ['lib/codec/'],
   // lib/errors.ts is a leaf every layer shares (the error type, SQLSTATE names).
   'lib/db/': ['lib/db/', 'drizzle/', 'lib/errors.ts'],
-  'lib/broker/': ['lib/broker/', 'lib/db/', 'lib/codec/', 'lib/errors.ts', 'lib/config.ts'],
-  'lib/http/': ['lib/http/', 'lib/broker/', 'lib/db/', 'lib/codec/', 'lib/errors.ts', 'lib/config.ts'],
+  // client/src/wire.ts: the answer shapes, declared once for the client and the broker (types only).
+  'lib/broker/': ['lib/broker/', 'lib/db/', 'lib/codec/', 'lib/errors.ts', 'lib/config.ts', 'client/src/wire.ts'],
+  'lib/http/': ['lib/http/', 'lib/broker/', 'lib/db/', 'lib/codec/', 'lib/errors.ts', 'lib/config.ts', 'client/src/wire.ts'],
   'lib/errors.ts': [],
   'lib/config.ts': [],
 };

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { observe, type StatementLog } from '../../lib/db/client.js';
-import { offsets, testClient } from '../support/client.js';
+import type { Message, PopResponse } from '../../client/src/wire.js';
+import { offsets, testClient, wireKeys } from '../support/client.js';
 import { useDatabase } from '../support/db.js';
 import { configureQueue, cursor, expireLeases } from './helpers.js';
 
@@ -14,6 +15,9 @@ describe('pop of a named queue', () => {
     expect(status).toBe(200);
     expect(body).toMatchObject({ success: true, queue: 'orders', partition: 'cust-1', partitionId: pushed[0]!.partition_id, consumerGroup: '__QUEUE_MODE__', partitionsClaimed: 1 });
     expect(body.leaseId).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-7/);
+    expect(Object.keys(body).sort()).toEqual(wireKeys<PopResponse>()(['success', 'queue', 'partition', 'partitionId', 'leaseId', 'consumerGroup', 'partitionsClaimed', 'messages']));
+    const messageKeys = ['id', 'transactionId', 'traceId', 'data', 'producerSub', 'createdAt', 'partitionId', 'partition', 'queue', 'leaseId', 'consumerGroup', 'offset', 'attempt'] as const;
+    for (const m of body.messages) expect(Object.keys(m).sort()).toEqual(wireKeys<Message>()(messageKeys));
     expect(offsets(body)).toEqual([0, 1, 2]);
     expect(body.messages[0]).toMatchObject({ transactionId: 'cust-1-0', data: { n: 0 }, traceId: null, partition: 'cust-1', queue: 'orders', leaseId: body.leaseId, attempt: 1, offset: 0 });
     expect(new Date(body.messages[0]!.createdAt).toISOString()).toBe(body.messages[0]!.createdAt);

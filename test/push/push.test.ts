@@ -3,7 +3,8 @@ import { pushItems } from '../../lib/broker/push.js';
 import { parsePushItems } from '../../lib/http/requests/push.js';
 import { readConfig } from '../../lib/config.js';
 import { observe, type StatementLog } from '../../lib/db/client.js';
-import { testClient } from '../support/client.js';
+import type { PushResult } from '../../client/src/wire.js';
+import { testClient, wireKeys } from '../support/client.js';
 import { useDatabase } from '../support/db.js';
 import { countRows, item, storedMessages } from './helpers.js';
 
@@ -16,7 +17,7 @@ describe('POST /api/v1/push', () => {
   it('answers 201 with one entry per item in the shape of docs/api.md#push and stores one segment per partition', async () => {
     const { call } = testClient(db);
     const trace = '0193a5b2-0000-4000-8000-000000000001';
-    const res = await call('POST', '/api/v1/push', {
+    const res = await call<PushResult[]>('POST', '/api/v1/push', {
       items: [
         item('shape', { n: 1 }, { partition: 'p1', transactionId: 'order-1', traceId: trace }),
         item('shape', { n: 2 }, { partition: 'p2' }),
@@ -25,8 +26,8 @@ describe('POST /api/v1/push', () => {
     });
     expect(res.status).toBe(201);
     expect(res.body).toHaveLength(3);
-    const [a, b, c] = res.body;
-    expect(Object.keys(a).sort()).toEqual(['index', 'message_id', 'offset', 'partition_id', 'queueName', 'status', 'trace_id', 'transaction_id']);
+    const [a, b, c] = res.body as [PushResult, PushResult, PushResult];
+    expect(Object.keys(a).sort()).toEqual(wireKeys<PushResult>()(['index', 'message_id', 'offset', 'partition_id', 'queueName', 'status', 'trace_id', 'transaction_id']));
     expect(a).toMatchObject({ index: 0, status: 'queued', transaction_id: 'order-1', trace_id: trace, queueName: 'shape', offset: 0 });
     expect(b).toMatchObject({ index: 1, status: 'queued', trace_id: null, offset: 0 });
     expect(c).toMatchObject({ index: 2, status: 'queued', offset: 1, partition_id: a.partition_id });

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { runScheduledRetention } from '../../functions/retention.js';
 import { runRetention } from '../../lib/broker/retention.js';
 import { backdate, partitionRow, segmentBases } from '../admin/helpers.js';
-import { offsets, testClient } from '../support/client.js';
+import { offsets, testClient, type Msg } from '../support/client.js';
 import { useDatabase } from '../support/db.js';
 import { testMode } from '../support/mode.js';
 
@@ -218,7 +218,7 @@ describe('acks after the sidecar purge', () => {
     await api.configure('purged-ack', { dedupWindowSeconds: 60, leaseTime: 30 });
     await api.pushSegments('purged-ack', [['a', 'b'], ['c']]);
     const popped = await api.popQueue('purged-ack', { consumerGroup: 'g', batch: 2 });
-    const [m0, m1] = popped.body.messages;
+    const [m0, m1] = popped.body.messages as [Msg, Msg];
     await backdate(db(), 'purged-ack', 1000);
     await runRetention(db());
     expect((await partitionRow(db(), 'purged-ack')).txnsStart).toBe(3);
@@ -229,7 +229,7 @@ describe('acks after the sidecar purge', () => {
     const again = await api.popQueue('purged-ack', { consumerGroup: 'g', batch: 1 });
     expect(again.body.messages[0]).toMatchObject({ offset: 0, transactionId: m0.transactionId });
 
-    const ack = await api.ack({ transactionId: m0.transactionId, partitionId: m0.partitionId, leaseId: again.body.messages[0].leaseId, status: 'completed', consumerGroup: 'g' });
+    const ack = await api.ack({ transactionId: m0.transactionId, partitionId: m0.partitionId, leaseId: again.body.messages[0]!.leaseId, status: 'completed', consumerGroup: 'g' });
     expect(ack.body[0]).toMatchObject({ success: true, offset: 0 });
     const next = await api.popQueue('purged-ack', { consumerGroup: 'g', batch: 1 });
     expect(next.body.messages[0]).toMatchObject({ offset: 1, transactionId: m1.transactionId });

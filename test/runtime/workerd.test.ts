@@ -1,13 +1,14 @@
 // The Cloudflare deployment end to end: the Worker bundle `wrangler deploy` uploads, served by the
 // real workerd binary with a config derived from wrangler.jsonc, reaching the real PostgreSQL with
 // the Neon driver through the local WebSocket proxy, auth on. Two test-only Workers sit beside it:
-// one fires the bundle's `scheduled` export (workerd has no cron clock), one runs the plain-fetch
-// example inside a Worker.
+// one fires the bundle's `scheduled` export (workerd has no cron clock), one runs the client
+// example (examples/client.mjs) inside a Worker.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { build } from 'esbuild';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bundleWorker } from '../../scripts/bundle.js';
 import { readWranglerConfig, workerdConfigText, workerFromWrangler, type WranglerConfig } from '../../scripts/workerd-config.js';
@@ -27,10 +28,12 @@ const CRON_TRIGGER = `export default {
   },
 };`;
 
-const EXAMPLE_IN_A_WORKER = `import { demo, queenClient } from './fetch-client.mjs';
+// Bundled by esbuild as wrangler would: the example imports queen-serverless-client by name.
+const EXAMPLE_IN_A_WORKER = `import { Queen } from 'queen-serverless-client';
+import { demo } from './examples/client.mjs';
 export default {
   async fetch(request, env) {
-    return Response.json(await demo(queenClient(env.BASE, { token: env.TOKEN }), 'edge-example'));
+    return Response.json(await demo(new Queen({ url: env.BASE, token: env.TOKEN }), 'edge-example'));
   },
 };`;
 
@@ -77,7 +80,7 @@ describe.skipIf(testMode() !== 'pg')('the Cloudflare Worker in workerd', () => {
     for (const k of Object.keys(ports) as (keyof typeof url)[]) url[k] = `http://127.0.0.1:${ports[k]}`;
 
     await writeFile(join(dir, 'cron.js'), CRON_TRIGGER);
-    await writeFile(join(dir, 'client.js'), EXAMPLE_IN_A_WORKER);
+    await build({ stdin: { contents: EXAMPLE_IN_A_WORKER, resolveDir: root, sourcefile: 'client-worker.mjs' }, bundle: true, format: 'esm', outfile: join(dir, 'client.js'), logLevel: 'silent' });
     const queen = await workerFromWrangler(wrangler, bundle.dir, { DATABASE_URL: db.url!, JWT_SECRET }, [{ name: 'NEON_WS_PROXY', text: proxy.address }]);
     const config = workerdConfigText({
       dir,
@@ -92,10 +95,7 @@ describe.skipIf(testMode() !== 'pg')('the Cloudflare Worker in workerd', () => {
         },
         {
           name: 'client',
-          modules: [
-            { name: 'client.js', kind: 'esModule', path: join(dir, 'client.js') },
-            { name: 'fetch-client.mjs', kind: 'esModule', path: join(root, 'examples/fetch-client.mjs') },
-          ],
+          modules: [{ name: 'client.js', kind: 'esModule', path: join(dir, 'client.js') }],
           compatibilityDate: wrangler.compatibility_date,
           bindings: [
             { name: 'BASE', text: url.queen },
@@ -199,9 +199,9 @@ describe.skipIf(testMode() !== 'pg')('the Cloudflare Worker in workerd', () => {
     expect(log).toMatch(/retention: \{.*"queue":"edge-retained".*"segmentsDeleted":1/);
   });
 
-  it('runs the plain-fetch example inside a Worker against the deployment', async () => {
+  it('runs the client example inside a Worker against the deployment: push, consume with its acks, empty after', async () => {
     const res = await fetch(url.client);
-    expect(await res.json(), log).toEqual({ pushed: ['queued', 'queued', 'queued'], popped: [{ order: 1 }, { order: 2 }, { order: 3 }], acked: true, empty: true });
+    expect(await res.json(), log).toEqual({ pushed: ['queued', 'queued', 'queued'], consumed: [{ order: 1 }, { order: 2 }, { order: 3 }], empty: true });
   });
 });
 

@@ -5,6 +5,7 @@ import { readConfig, type Config } from '../../lib/config.js';
 import type { Database } from '../../lib/db/types.js';
 import { buildApp, type AppOptions } from '../../lib/http/app.js';
 import type { Principal } from '../../lib/http/context.js';
+import type { AckResult, Message, PopResponse, PushResult } from '../../client/src/wire.js';
 
 export interface ClientOptions {
   config?: Partial<Config>;
@@ -17,40 +18,10 @@ export interface ClientOptions {
   log?: AppOptions['log'];
 }
 
-export interface Msg {
-  id: string;
-  transactionId: string;
-  traceId: string | null;
-  data: unknown;
-  producerSub: string | null;
-  createdAt: string;
-  partitionId: string;
-  partition: string;
-  queue: string;
-  leaseId: string;
-  consumerGroup: string;
-  offset: number;
-  attempt: number;
-}
-
-export interface PopBody {
-  success: boolean;
-  queue: string;
-  partition: string;
-  partitionId: string;
-  leaseId: string;
-  consumerGroup: string;
-  partitionsClaimed: number;
-  messages: Msg[];
-}
-
-export interface Pushed {
-  transaction_id: string;
-  partition_id: string;
-  offset: number;
-  message_id: string;
-  status: string;
-}
+// Answer shapes come from the client's wire module, so a change of shape breaks this type check.
+export type Msg = Message;
+export type PopBody = PopResponse;
+export type Pushed = PushResult;
 
 export type TestClient = ReturnType<typeof testClient>;
 
@@ -87,7 +58,7 @@ export function testClient(db: Database | (() => Database), options: ClientOptio
   }
 
   const ackBatch = (items: object[], consumerGroup?: string) =>
-    call<any[]>('POST', '/api/v1/ack/batch', { consumerGroup, acknowledgments: items });
+    call<AckResult[]>('POST', '/api/v1/ack/batch', { consumerGroup, acknowledgments: items });
 
   return {
     app,
@@ -108,9 +79,9 @@ export function testClient(db: Database | (() => Database), options: ClientOptio
     popQueue: (queue: string, query: Record<string, string | number | boolean> = {}, partition?: string) => {
       const qs = new URLSearchParams(Object.entries(query).map(([k, v]) => [k, String(v)])).toString();
       const path = `queue/${encodeURIComponent(queue)}${partition ? `/partition/${encodeURIComponent(partition)}` : ''}`;
-      return call('GET', `/api/v1/pop/${qs ? `${path}?${qs}` : path}`);
+      return call<PopBody>('GET', `/api/v1/pop/${qs ? `${path}?${qs}` : path}`);
     },
-    ack: (body: Record<string, unknown>) => call('POST', '/api/v1/ack', body),
+    ack: (body: Record<string, unknown>) => call<AckResult[]>('POST', '/api/v1/ack', body),
     ackBatch,
     /** Acks every message of a pop with one status. */
     ackAll: (body: PopBody, status = 'completed', group?: string) =>
@@ -123,6 +94,15 @@ export function testClient(db: Database | (() => Database), options: ClientOptio
       call('POST', `/api/v1/consumer-groups/${encodeURIComponent(group)}/queues/${encodeURIComponent(queue)}/seek`, body),
   };
 }
+
+/**
+ * Every key of a wire type, sorted: `wireKeys<PushResult>()([...])` fails to compile unless the
+ * list names exactly the type's keys, so a test comparing it with an answer holds the type too.
+ */
+export const wireKeys =
+  <T>() =>
+  <const K extends readonly (keyof T & string)[]>(keys: K & ([Exclude<keyof T, K[number]>] extends [never] ? unknown : never)): string[] =>
+    [...keys].sort();
 
 /** The offsets a pop delivered; none for a 204. */
 export const offsets = (body: PopBody | null) => (body?.messages ?? []).map((m) => m.offset);

@@ -189,6 +189,61 @@ CREATE INDEX idx_queues_tenant_namespace ON queen.queues USING btree (tenant_id,
 CREATE INDEX idx_queues_tenant_task ON queen.queues USING btree (tenant_id, task);
 CREATE UNIQUE INDEX queues_tenant_name_uk ON queen.queues USING btree (tenant_id, name);
 
+CREATE TABLE queen.subscription_attempts (
+  id bigint GENERATED ALWAYS AS IDENTITY NOT NULL,
+  subscription_id uuid NOT NULL,
+  partition_id bigint NOT NULL,
+  from_offset bigint NOT NULL,
+  to_offset bigint NOT NULL,
+  webhook_id text NOT NULL,
+  attempt integer NOT NULL,
+  outcome text NOT NULL,
+  status integer,
+  error text,
+  latency_ms integer NOT NULL,
+  response text,
+  at timestamp with time zone DEFAULT now() NOT NULL
+);
+ALTER TABLE queen.subscription_attempts ADD CONSTRAINT subscription_attempts_pkey PRIMARY KEY (id);
+ALTER TABLE queen.subscription_attempts ADD CONSTRAINT subscription_attempts_subscription_id_subscriptions_id_fk FOREIGN KEY (subscription_id) REFERENCES queen.subscriptions(id) ON DELETE CASCADE;
+CREATE INDEX idx_subscription_attempts_sub ON queen.subscription_attempts USING btree (subscription_id, id DESC NULLS LAST);
+
+CREATE TABLE queen.subscriptions (
+  id uuid NOT NULL,
+  tenant_id text NOT NULL,
+  queue_id bigint NOT NULL,
+  name text NOT NULL,
+  consumer_group text NOT NULL,
+  url text NOT NULL,
+  state text DEFAULT 'active'::text NOT NULL,
+  paused_reason text,
+  batch_size integer DEFAULT 10 NOT NULL,
+  max_in_flight integer DEFAULT 16 NOT NULL,
+  timeout_ms integer DEFAULT 15000 NOT NULL,
+  rate_limit integer DEFAULT 0 NOT NULL,
+  retry_base_ms integer DEFAULT 1000 NOT NULL,
+  retry_max_ms integer DEFAULT 300000 NOT NULL,
+  subscription_mode text DEFAULT 'all'::text NOT NULL,
+  disable_after_ms bigint DEFAULT 86400000 NOT NULL,
+  headers text DEFAULT '{}'::text NOT NULL,
+  secret text NOT NULL,
+  previous_secret text,
+  previous_secret_until timestamp with time zone,
+  failing_since timestamp with time zone,
+  delivered bigint DEFAULT 0 NOT NULL,
+  failed_attempts bigint DEFAULT 0 NOT NULL,
+  dead_lettered bigint DEFAULT 0 NOT NULL,
+  last_attempt_at timestamp with time zone,
+  created_at timestamp with time zone DEFAULT now() NOT NULL,
+  updated_at timestamp with time zone DEFAULT now() NOT NULL
+);
+ALTER TABLE queen.subscriptions ADD CONSTRAINT subscriptions_pkey PRIMARY KEY (id);
+ALTER TABLE queen.subscriptions ADD CONSTRAINT subscriptions_queue_id_queues_id_fk FOREIGN KEY (queue_id) REFERENCES queen.queues(id) ON DELETE CASCADE;
+ALTER TABLE queen.subscriptions ADD CONSTRAINT subscriptions_state_check CHECK ((state = ANY (ARRAY['active'::text, 'paused'::text])));
+CREATE INDEX idx_subscriptions_active ON queen.subscriptions USING btree (queue_id) WHERE (state = 'active'::text);
+CREATE INDEX idx_subscriptions_tenant_queue ON queen.subscriptions USING btree (tenant_id, queue_id);
+CREATE UNIQUE INDEX subscriptions_queue_name_uk ON queen.subscriptions USING btree (queue_id, name);
+
 CREATE TABLE queen.tenant_settings (
   tenant_id text NOT NULL,
   maintenance boolean DEFAULT false NOT NULL,

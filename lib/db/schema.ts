@@ -5,6 +5,7 @@ import { sql } from 'drizzle-orm';
 import {
   bigint,
   boolean,
+  check,
   customType,
   index,
   integer,
@@ -294,3 +295,69 @@ export const tenantSettings = queen.table('tenant_settings', {
   popMaintenance: boolean('pop_maintenance').notNull().default(false),
   updatedAt: instant('updated_at').notNull().defaultNow(),
 });
+
+// Push delivery (docs/delivery.md): a subscription POSTs its consumer group's batches to a URL.
+// headers, secret and previous_secret are stored sealed (lib/broker/delivery/secrets.ts).
+export const subscriptions = queen.table(
+  'subscriptions',
+  {
+    id: uuid('id').primaryKey(),
+    tenantId: text('tenant_id').notNull(),
+    queueId: bigint('queue_id', { mode: 'number' })
+      .notNull()
+      .references(() => queues.id, { onDelete: 'cascade' }),
+    name: text('name').notNull(),
+    consumerGroup: text('consumer_group').notNull(),
+    url: text('url').notNull(),
+    state: text('state').notNull().default('active'),
+    pausedReason: text('paused_reason'),
+    batchSize: integer('batch_size').notNull().default(10),
+    maxInFlight: integer('max_in_flight').notNull().default(16),
+    timeoutMs: integer('timeout_ms').notNull().default(15000),
+    rateLimit: integer('rate_limit').notNull().default(0),
+    retryBaseMs: integer('retry_base_ms').notNull().default(1000),
+    retryMaxMs: integer('retry_max_ms').notNull().default(300000),
+    subscriptionMode: text('subscription_mode').notNull().default('all'),
+    disableAfterMs: offset('disable_after_ms').notNull().default(86400000),
+    headers: text('headers').notNull().default('{}'),
+    secret: text('secret').notNull(),
+    previousSecret: text('previous_secret'),
+    previousSecretUntil: instant('previous_secret_until'),
+    failingSince: instant('failing_since'),
+    delivered: offset('delivered').notNull().default(0),
+    failedAttempts: offset('failed_attempts').notNull().default(0),
+    deadLettered: offset('dead_lettered').notNull().default(0),
+    lastAttemptAt: instant('last_attempt_at'),
+    createdAt: instant('created_at').notNull().defaultNow(),
+    updatedAt: instant('updated_at').notNull().defaultNow(),
+  },
+  (t) => [
+    uniqueIndex('subscriptions_queue_name_uk').on(t.queueId, t.name),
+    index('idx_subscriptions_tenant_queue').on(t.tenantId, t.queueId),
+    index('idx_subscriptions_active').on(t.queueId).where(sql`state = 'active'`),
+    check('subscriptions_state_check', sql`state IN ('active', 'paused')`),
+  ],
+);
+
+// One row per delivery attempt, newest read first; retention drops those older than 7 days.
+export const subscriptionAttempts = queen.table(
+  'subscription_attempts',
+  {
+    id: bigint('id', { mode: 'number' }).primaryKey().generatedAlwaysAsIdentity(),
+    subscriptionId: uuid('subscription_id')
+      .notNull()
+      .references(() => subscriptions.id, { onDelete: 'cascade' }),
+    partitionId: bigint('partition_id', { mode: 'number' }).notNull(),
+    fromOffset: offset('from_offset').notNull(),
+    toOffset: offset('to_offset').notNull(),
+    webhookId: text('webhook_id').notNull(),
+    attempt: integer('attempt').notNull(),
+    outcome: text('outcome').notNull(),
+    status: integer('status'),
+    error: text('error'),
+    latencyMs: integer('latency_ms').notNull(),
+    response: text('response'),
+    at: instant('at').notNull().defaultNow(),
+  },
+  (t) => [index('idx_subscription_attempts_sub').on(t.subscriptionId, t.id.desc())],
+);

@@ -22,6 +22,8 @@ export interface Config {
   metricsPartitionSeries: number;
   /** Named prepared statements on pg and Neon connections (QUEEN_PREPARED_STATEMENTS, on by default). */
   preparedStatements: boolean;
+  /** QUEEN_DELIVERY_ALLOW_PRIVATE=1: subscriptions may use http: and private or loopback hosts (development, tests). */
+  deliveryAllowPrivate: boolean;
 }
 
 const MiB = 1024 * 1024;
@@ -46,6 +48,7 @@ export function readConfig(env: Env, defaults: { auth: 'jwt' | 'none' }): Config
     maxWaitMs: int(env, 'QUEEN_MAX_WAIT_MS', 60_000),
     metricsPartitionSeries: int(env, 'QUEEN_METRICS_PARTITION_SERIES', 1000),
     preparedStatements: preparedStatements(env),
+    deliveryAllowPrivate: flag(env, 'QUEEN_DELIVERY_ALLOW_PRIVATE'),
   };
 }
 
@@ -62,6 +65,14 @@ function authMode(raw: string | undefined, fallback: 'jwt' | 'none'): 'jwt' | 'n
   if (raw === undefined || raw === '') return fallback;
   if (raw === 'jwt' || raw === 'none') return raw;
   throw new Error(`QUEEN_AUTH must be "jwt" or "none", got "${raw}"`);
+}
+
+// Lifting the endpoint rules must be deliberate: only "1" (or unset/"0") is taken.
+function flag(env: Env, key: string): boolean {
+  const raw = env[key];
+  if (raw === undefined || raw === '' || raw === '0') return false;
+  if (raw === '1') return true;
+  throw new Error(`${key} must be "1" or "0", got "${raw}"`);
 }
 
 function int(env: Env, key: string, fallback: number): number {

@@ -15,6 +15,7 @@ const ROUTES = {
     '/api/v1/status', '/api/v1/analytics', '/api/v1/system', '/api/v1/migration', '/api/me', '/metrics', '/streams',
   ],
   Dlq: ['/api/v1/dlq', '/api/v1/messages', '/api/v1/traces'],
+  Delivery: ['/api/v1/subscriptions'],
 } as const;
 
 // Each run wakes a suspended Neon compute for its 5-minute scale-to-zero window: every minute would

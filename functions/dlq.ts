@@ -4,6 +4,7 @@ import type { Context } from 'hono';
 import { deleteDlq, listDlq, moveToDlq, retryDlq } from '../lib/broker/dead-letter.js';
 import { listMessages } from '../lib/broker/message-list.js';
 import { getMessage } from '../lib/broker/messages.js';
+import { redriveDlq } from '../lib/broker/redrive.js';
 import { recordTrace, traceNames, tracesByName, tracesOfMessage } from '../lib/broker/traces.js';
 import { defineFunction, requireRole, type BrokerEnv } from '../lib/http/context.js';
 import {
@@ -16,6 +17,7 @@ import {
   readTraceNamesPage,
   readTracesByName,
 } from '../lib/http/requests/dlq.js';
+import { readRedrive } from '../lib/http/requests/delivery.js';
 
 // Payloads are spliced in verbatim, so these bodies arrive as finished JSON text.
 const json = (c: Context<BrokerEnv>, text: string) => c.body(text, 200, { 'content-type': 'application/json; charset=UTF-8' });
@@ -24,6 +26,12 @@ export default defineFunction('dlq', (app) => {
   app.get('/api/v1/dlq', requireRole('read-only'), async (c) =>
     json(c, await listDlq(c.get('db'), c.get('principal').tenant, readDlqQuery(c), c.get('config'))),
   );
+
+  app.post('/api/v1/dlq/redrive', requireRole('admin'), async (c) => {
+    const filter = await readRedrive(c);
+    const { tenant, sub } = c.get('principal');
+    return c.json(await redriveDlq(c.get('db'), { tenant, sub, config: c.get('config') }, filter));
+  });
 
   app.get('/api/v1/messages', requireRole('read-only'), async (c) =>
     c.json(await listMessages(c.get('db'), c.get('principal').tenant, readMessageFilter(c))),

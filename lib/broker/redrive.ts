@@ -36,7 +36,7 @@ const TAKE_CHUNK = `WITH keys AS (
         FROM queen.log_dlq d JOIN queen.log_partitions p ON p.id = d.partition_id JOIN queen.queues q ON q.id = p.queue_id
        WHERE ${MATCHES}
        ORDER BY d.partition_id, d.msg_offset LIMIT $7) m) k
-   WHERE k.running - k.bytes < $8)
+   WHERE k.running <= $8 OR k.running = k.bytes)
 DELETE FROM queen.log_dlq d USING keys, queen.log_partitions p, queen.queues q
  WHERE d.partition_id = keys.partition_id AND d.msg_offset = keys.msg_offset
    AND p.id = d.partition_id AND q.id = p.queue_id AND ${MATCHES}

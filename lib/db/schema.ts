@@ -7,6 +7,7 @@ import {
   boolean,
   check,
   customType,
+  doublePrecision,
   index,
   integer,
   jsonb,
@@ -330,6 +331,11 @@ export const subscriptions = queen.table(
     lastAttemptAt: instant('last_attempt_at'),
     createdAt: instant('created_at').notNull().defaultNow(),
     updatedAt: instant('updated_at').notNull().defaultNow(),
+    // The dispatcher's (lib/broker/delivery/claim.ts): the rateLimit token bucket, and the time
+    // before which a throttling endpoint (429/503 with Retry-After) gets nothing.
+    rateTokens: doublePrecision('rate_tokens').notNull().default(0),
+    rateAt: instant('rate_at'),
+    throttledUntil: instant('throttled_until'),
   },
   (t) => [
     uniqueIndex('subscriptions_queue_name_uk').on(t.queueId, t.name),
@@ -360,4 +366,27 @@ export const subscriptionAttempts = queen.table(
     at: instant('at').notNull().defaultNow(),
   },
   (t) => [index('idx_subscription_attempts_sub').on(t.subscriptionId, t.id.desc())],
+);
+
+// The dispatcher's state per (subscription, partition) (docs/delivery.md): the outstanding batch a
+// retry sends again exactly (same webhook-id), and the claim in flight on it.
+export const subscriptionPartitions = queen.table(
+  'subscription_partitions',
+  {
+    subscriptionId: uuid('subscription_id')
+      .notNull()
+      .references(() => subscriptions.id, { onDelete: 'cascade' }),
+    // No foreign key: its check would wait for a push holding the partition row (docs/locking.md).
+    partitionId: bigint('partition_id', { mode: 'number' }).notNull(),
+    fromOffset: offset('from_offset'),
+    toOffset: offset('to_offset'),
+    webhookId: text('webhook_id'),
+    leaseId: text('lease_id'),
+    leaseUntil: instant('lease_until'),
+    nextAttemptAt: instant('next_attempt_at'),
+  },
+  (t) => [
+    primaryKey({ name: 'subscription_partitions_pk', columns: [t.subscriptionId, t.partitionId] }),
+    index('idx_subscription_partitions_in_flight').on(t.subscriptionId).where(sql`lease_until IS NOT NULL`),
+  ],
 );

@@ -1,0 +1,85 @@
+// The dispatcher (docs/delivery.md#dispatch): claims due batches, sends each one concurrently (a
+// slow endpoint holds only its own requests), and settles each answer as soon as it comes. What
+// the triggers after a push and the scheduled sweep call.
+import type { Config } from '../../config.js';
+import type { Database } from '../../db/types.js';
+import { ensureZstd } from '../../codec/zstd.js';
+import { readClaim } from '../claims.js';
+import { claimBatches, type DeliveryBatch } from './claim.js';
+import { sendDelivery } from './endpoint.js';
+import { deliveryRequest } from './request.js';
+import { settleBatch, settlementOf } from './settle.js';
+
+export interface DispatchOptions {
+  /** Epoch ms: no claim after it (requests already sent are still settled). */
+  deadline: number;
+  /** Only the subscriptions of these queues (after a push). */
+  queueIds?: number[];
+  log?: (m: string, e?: unknown) => void;
+}
+
+export interface DispatchReport {
+  batches: number;
+  delivered: number;
+  failed: number;
+  deadLettered: number;
+}
+
+// Requests one run keeps open at once, and claims one statement takes.
+const MAX_OPEN = 256;
+const MAX_CLAIMS = 64;
+
+// When nothing is due now: ms until an outstanding batch of an active subscription becomes due (a
+// retry, a throttle, or the lease of a dispatcher that died), by PostgreSQL's clock.
+const NEXT_DUE_SQL = `SELECT ceil(extract(epoch FROM min(t.at) - now()) * 1000)::int AS ms
+  FROM queen.subscription_partitions x JOIN queen.subscriptions s ON s.id = x.subscription_id,
+       LATERAL (SELECT greatest(coalesce(x.next_attempt_at, x.lease_until), s.throttled_until) AS at) t
+ WHERE s.state = 'active' AND x.webhook_id IS NOT NULL AND t.at > now()
+   AND ($1::bigint[] IS NULL OR s.queue_id = ANY ($1))`;
+
+export async function runDelivery(db: Database, config: Config, options: DispatchOptions): Promise<DispatchReport> {
+  const report: DispatchReport = { batches: 0, delivered: 0, failed: 0, deadLettered: 0 };
+  const log = options.log ?? ((m, e) => console.error(m, e));
+  const open = new Set<Promise<void>>();
+  await ensureZstd();
+  while (Date.now() < options.deadline) {
+    const room = Math.min(MAX_CLAIMS, MAX_OPEN - open.size);
+    const batches = room > 0 ? await claimBatches(db, config, options.queueIds, room) : [];
+    for (const batch of batches) {
+      const sent: Promise<void> = deliverBatch(db, config, batch, report)
+        .catch((err) => log(`delivery: batch ${batch.webhookId} of subscription ${batch.subscriptionId}`, err))
+        .finally(() => open.delete(sent));
+      open.add(sent);
+    }
+    if (batches.length > 0) continue;
+    if (open.size > 0) {
+      await Promise.race(open);
+      continue;
+    }
+    const wait = await nextDueIn(db, options);
+    if (wait === null) break;
+    await new Promise((resolve) => setTimeout(resolve, wait));
+  }
+  await Promise.all(open);
+  return report;
+}
+
+async function deliverBatch(db: Database, config: Config, batch: DeliveryBatch, report: DispatchReport): Promise<void> {
+  // A batch that cannot be read (no key for an encrypted queue, a damaged segment) is not sent;
+  // its lease runs out and the error is logged.
+  const messages = await readClaim(batch.range, config);
+  const { headers, body } = await deliveryRequest(config, batch, messages, Math.floor(Date.now() / 1000));
+  const answer = await sendDelivery(batch.url, { headers, body, timeoutMs: batch.timeoutMs, allowPrivate: config.deliveryAllowPrivate });
+  const settled = await settleBatch(db, batch, messages, answer, settlementOf(batch, messages, answer));
+  report.batches += 1;
+  report.delivered += settled.delivered;
+  report.deadLettered += settled.deadLettered;
+  if (settled.outcome === 'failed' || settled.outcome === 'dead_lettered') report.failed += 1;
+}
+
+/** ms until something is due, if before the deadline; null when nothing is. */
+async function nextDueIn(db: Database, options: DispatchOptions): Promise<number | null> {
+  const [row] = await db.query<{ ms: number | null }>(NEXT_DUE_SQL, [options.queueIds ?? null]);
+  if (row?.ms == null || Date.now() + row.ms >= options.deadline) return null;
+  return Math.max(10, row.ms);
+}

@@ -1,0 +1,84 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { runDelivery } from '../../lib/broker/delivery/dispatch.js';
+import { observe, type StatementLog } from '../../lib/db/client.js';
+import { useDatabase } from '../support/db.js';
+import { cursor } from '../pop/helpers.js';
+import { attempts, config, pushTo, receiver, subscribe, subscriptionRow, type Receiver } from './helpers.js';
+
+const db = useDatabase();
+const soon = (ms = 10_000) => ({ deadline: Date.now() + ms });
+let open: Receiver[] = [];
+afterEach(async () => {
+  await Promise.all(open.map((r) => r.close()));
+  open = [];
+});
+
+describe('the dispatcher', () => {
+  it('posts a batch signed as Standard Webhooks with the queen headers and body, then commits the group', async () => {
+    const subs = new Map<string, string>();
+    const r = await receiver(subs);
+    open.push(r);
+    const sub = await subscribe(db(), 'orders', 'billing', r.url, { headers: { authorization: 'Bearer t0ken' } });
+    subs.set(sub.id, sub.secret);
+    await pushTo(db(), 'orders', ['cust-1'], 3);
+
+    const report = await runDelivery(db(), config, soon());
+    expect(report).toMatchObject({ batches: 1, delivered: 3, failed: 0, deadLettered: 0 });
+    expect(r.badSignatures).toEqual([]);
+    const [a] = r.arrivals;
+    expect(a!.headers).toMatchObject({
+      'content-type': 'application/json',
+      authorization: 'Bearer t0ken',
+      'queen-subscription': sub.id,
+      'queen-queue': 'orders',
+      'queen-partition': 'cust-1',
+      'queen-attempt': '1',
+      'queen-max-attempts': '4',
+    });
+    expect(a!.headers['webhook-id']).toMatch(/^msg_[0-9a-f]{32}$/);
+    expect(a!.body).toMatchObject({ subscription: sub.id, queue: 'orders', partition: 'cust-1', consumerGroup: 'billing', attempt: 1 });
+    expect(a!.headers['queen-partition-id']).toBe(a!.body.partitionId);
+    expect(a!.body.messages.map((m) => [m.offset, m.transactionId, m.data])).toEqual([
+      [0, 'cust-1-0', { n: 0 }],
+      [1, 'cust-1-1', { n: 1 }],
+      [2, 'cust-1-2', { n: 2 }],
+    ]);
+    expect(a!.body.messages[0]).toMatchObject({ traceId: null, producerSub: null });
+    expect((await cursor(db(), 'orders', 'cust-1', 'billing')).committed).toBe('2');
+    expect(await subscriptionRow(db(), sub.id)).toMatchObject({ delivered: '3', failed_attempts: '0' });
+    const [log] = await attempts(db(), sub.id);
+    expect(log).toMatchObject({ outcome: 'delivered', status: 200, attempt: 1, from_offset: '0', to_offset: '2', webhook_id: a!.headers['webhook-id'] });
+    expect((await runDelivery(db(), config, soon())).batches).toBe(0);
+  });
+
+  it('settles each batch in one statement, and claims in one, whatever the number of partitions', async () => {
+    const r = await receiver('whsec_AAAA');
+    open.push(r);
+    await subscribe(db(), 'stmts', 'one', r.url, { batchSize: 5 });
+    await pushTo(db(), 'stmts', ['a', 'b', 'c'], 5);
+    const log: StatementLog = { statements: [] };
+    const report = await runDelivery(observe(db(), log), config, soon());
+    expect(report.batches).toBe(3);
+    const kinds = log.statements.map((s) => /delivery_claim|delivery_settle|subscription_partitions/.exec(s)?.[0] ?? s);
+    expect(kinds.filter((k) => k === 'delivery_settle')).toHaveLength(3);
+    // The first claim takes all three partitions; the dispatcher claims again as each slot frees,
+    // and looks once for work due later before it stops.
+    expect(kinds[0]).toBe('delivery_claim');
+    expect(kinds.at(-1)).toBe('subscription_partitions');
+    expect(new Set(kinds)).toEqual(new Set(['delivery_claim', 'delivery_settle', 'subscription_partitions']));
+    expect(kinds.filter((k) => k === 'delivery_claim').length).toBeLessThanOrEqual(5);
+  });
+
+  it('delivers the payload bytes verbatim', async () => {
+    const r = await receiver('whsec_AAAA');
+    open.push(r);
+    await subscribe(db(), 'verbatim-d', 'v', r.url);
+    const { pushItems } = await import('../../lib/broker/push.js');
+    const text = '{"big":12345678901234567890,"f":1.50,"s":"é\\u0000"}';
+    await pushItems(db(), { tenant: 'default', sub: 'producer-1', config }, [
+      { queue: 'verbatim-d', partition: 'p', payload: new TextEncoder().encode(text), transactionId: 't1', traceId: null },
+    ]);
+    await runDelivery(db(), config, soon());
+    expect(r.arrivals[0]!.raw).toContain(`"producerSub":"producer-1","data":${text}}`);
+  });
+});

@@ -13,7 +13,7 @@ import { root } from '../support/server.js';
 const api = () => readFile(join(root, 'docs/api.md'), 'utf8');
 
 // | `GET` | `/api/v1/pop/queue/:queue` | pop | read-write | …
-const ROUTE_ROW = /^\| `(GET|POST|DELETE)` \| `([^`]+)` \| ([a-z]+) \| ([a-z-]+) \|/gm;
+const ROUTE_ROW = /^\| `(GET|POST|PATCH|DELETE)` \| `([^`]+)` \| ([a-z]+) \| ([a-z-]+) \|/gm;
 
 function registeredRoutes(): string[] {
   const rows = allFunctions.flatMap((fn) => {

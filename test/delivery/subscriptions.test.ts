@@ -120,6 +120,24 @@ describe('GET /api/v1/subscriptions and /:id', () => {
     expect(res.text).not.toContain('whsec_');
   });
 
+  it("shows the dispatcher's batch in a request as inFlight and a held-back retry as nextAttemptAt", async () => {
+    const s = await create({ queue: 'in-flight', name: 'f1' });
+    await api().pushNumbered('in-flight', 'p0', 4);
+    await api().pushNumbered('in-flight', 'p1', 4);
+    const ids = await db().query<{ id: string; name: string }>(`SELECT p.id, p.name FROM queen.log_partitions p JOIN queen.queues q ON q.id = p.queue_id WHERE q.name = 'in-flight' ORDER BY p.name`);
+    await db().query(
+      `INSERT INTO queen.subscription_partitions (subscription_id, partition_id, from_offset, to_offset, webhook_id, lease_until, next_attempt_at)
+       VALUES ($1, $2, 0, 2, 'msg_a', now() + interval '10 seconds', NULL), ($1, $3, 0, 3, 'msg_b', NULL, now() + interval '1 minute')`,
+      [s.id, ids[0]!.id, ids[1]!.id],
+    );
+    const res = await api().call('GET', `/api/v1/subscriptions/${s.id}`);
+    expect(res.body.inFlight).toBe(3);
+    expect(res.body.partitions.map((p: { inFlight: number }) => p.inFlight)).toEqual([3, 0]);
+    expect(res.body.partitions[0].nextAttemptAt).toBeNull();
+    expect(Date.parse(res.body.partitions[1].nextAttemptAt)).toBeGreaterThan(Date.now());
+    expect((await api().call('GET', '/api/v1/subscriptions?queue=in-flight')).body.subscriptions[0].inFlight).toBe(3);
+  });
+
   it('answers 404 for an unknown id and 400 for one that is not a UUID', async () => {
     expect((await api().call('GET', '/api/v1/subscriptions/0193a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b')).body.code).toBe('subscription_not_found');
     expect((await api().call('GET', '/api/v1/subscriptions/42')).body.code).toBe('invalid_subscription_id');

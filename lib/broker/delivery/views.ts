@@ -126,17 +126,20 @@ type PositionRow = {
 
 /**
  * The group's position on each partition of the queue (queen.group_positions, the consumer-group
- * routes' own figures); the next attempt time is the cursor's retry hold.
+ * routes' own figures) and the dispatcher's state there: the batch in a request now, and when a
+ * batch that failed or was throttled goes again.
  */
-export async function groupPositions(db: Queryable, queueId: string, group: string) {
+export async function groupPositions(db: Queryable, subscriptionId: string, queueId: string, group: string) {
   const rows = await db.query<PositionRow>(
-    `SELECT g.partition_id, p.name AS partition, g.lag, g.in_flight,
-            (SELECT c.retry_not_before FROM queen.log_consumers c
-              WHERE c.partition_id = g.partition_id AND c.consumer_group = g.consumer_group AND c.retry_not_before > now()) AS next_attempt_at
-       FROM queen.group_positions(ARRAY[$1::bigint]) g JOIN queen.log_partitions p ON p.id = g.partition_id
+    `SELECT g.partition_id, p.name AS partition, g.lag,
+            GREATEST(g.in_flight, CASE WHEN sp.lease_until > now() THEN sp.to_offset - sp.from_offset + 1 ELSE 0 END) AS in_flight,
+            CASE WHEN sp.next_attempt_at > now() THEN sp.next_attempt_at END AS next_attempt_at
+       FROM queen.group_positions(ARRAY[$1::bigint]) g
+       JOIN queen.log_partitions p ON p.id = g.partition_id
+       LEFT JOIN queen.subscription_partitions sp ON sp.subscription_id = $3 AND sp.partition_id = g.partition_id
       WHERE g.consumer_group = $2
       ORDER BY p.name`,
-    [queueId, group],
+    [queueId, group, subscriptionId],
   );
   return rows.map((r) => ({
     partitionId: r.partition_id,
@@ -160,7 +163,7 @@ export async function listSubscriptions(db: Queryable, config: Config, tenant: s
   const subscriptions = [];
   for (const r of rows) {
     const [last] = await listAttempts(db, r.id, { limit: 1 });
-    subscriptions.push({ ...(await subscriptionView(config, r)), ...total(await groupPositions(db, r.queue_id, r.consumer_group)), lastAttempt: last ?? null });
+    subscriptions.push({ ...(await subscriptionView(config, r)), ...total(await groupPositions(db, r.id, r.queue_id, r.consumer_group)), lastAttempt: last ?? null });
   }
   return { subscriptions };
 }
@@ -173,7 +176,7 @@ export async function findSubscription(db: Queryable, tenant: string, id: string
 
 /** GET /subscriptions/:id: the listing's fields, per-partition positions, counters and the last 20 attempts. */
 export async function subscriptionDetail(db: Queryable, config: Config, r: SubscriptionRow) {
-  const partitions = await groupPositions(db, r.queue_id, r.consumer_group);
+  const partitions = await groupPositions(db, r.id, r.queue_id, r.consumer_group);
   const attempts = await listAttempts(db, r.id, { limit: 20 });
   return {
     ...(await subscriptionView(config, r)),

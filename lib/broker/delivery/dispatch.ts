@@ -29,36 +29,52 @@ export interface DispatchReport {
 const MAX_OPEN = 256;
 const MAX_CLAIMS = 64;
 
-// When nothing is due now: ms until an outstanding batch of an active subscription becomes due (a
-// retry, a throttle, or the lease of a dispatcher that died), by PostgreSQL's clock.
-const NEXT_DUE_SQL = `SELECT ceil(extract(epoch FROM min(t.at) - now()) * 1000)::int AS ms
+// When a claim found nothing: whether an outstanding batch of an active subscription became due
+// just now (between that claim and this look: claim again once), and in how many ms the next one
+// falls due (a retry, a throttle, the lease of a dispatcher that died), by PostgreSQL's clock.
+// A batch overdue for long is one the claim cannot take (its cursor moved on): it is not waited for.
+const NEXT_DUE_SQL = `SELECT bool_or(t.at <= now()) AS due_now,
+       ceil(extract(epoch FROM min(t.at) FILTER (WHERE t.at > now()) - now()) * 1000)::int AS ms
   FROM queen.subscription_partitions x JOIN queen.subscriptions s ON s.id = x.subscription_id,
        LATERAL (SELECT greatest(coalesce(x.next_attempt_at, x.lease_until), s.throttled_until) AS at) t
- WHERE s.state = 'active' AND x.webhook_id IS NOT NULL AND t.at > now()
+ WHERE s.state = 'active' AND x.webhook_id IS NOT NULL AND t.at > now() - interval '5 seconds'
    AND ($1::bigint[] IS NULL OR s.queue_id = ANY ($1))`;
 
 export async function runDelivery(db: Database, config: Config, options: DispatchOptions): Promise<DispatchReport> {
   const report: DispatchReport = { batches: 0, delivered: 0, failed: 0, deadLettered: 0 };
   const log = options.log ?? ((m, e) => console.error(m, e));
   const open = new Set<Promise<void>>();
+  let lookedAgain = false;
+  // Settles finished so far: one that finishes while a claim runs may have freed what that claim
+  // skipped (the subscription row it held), so the claim is made again.
+  let settled = 0;
   await ensureZstd();
   while (Date.now() < options.deadline) {
     const room = Math.min(MAX_CLAIMS, MAX_OPEN - open.size);
+    const before = settled;
     const batches = room > 0 ? await claimBatches(db, config, options.queueIds, room) : [];
     for (const batch of batches) {
       const sent: Promise<void> = deliverBatch(db, config, batch, report)
         .catch((err) => log(`delivery: batch ${batch.webhookId} of subscription ${batch.subscriptionId}`, err))
-        .finally(() => open.delete(sent));
+        .finally(() => {
+          settled += 1;
+          open.delete(sent);
+        });
       open.add(sent);
     }
-    if (batches.length > 0) continue;
+    if (batches.length > 0 || settled !== before) continue;
     if (open.size > 0) {
       await Promise.race(open);
       continue;
     }
-    const wait = await nextDueIn(db, options);
-    if (wait === null) break;
-    await new Promise((resolve) => setTimeout(resolve, wait));
+    const next = await nextDue(db, options);
+    if (next.dueNow && !lookedAgain) {
+      lookedAgain = true;
+      continue;
+    }
+    if (next.ms === null) break;
+    lookedAgain = false;
+    await new Promise((resolve) => setTimeout(resolve, next.ms!));
   }
   await Promise.all(open);
   return report;
@@ -77,9 +93,9 @@ async function deliverBatch(db: Database, config: Config, batch: DeliveryBatch, 
   if (settled.outcome === 'failed' || settled.outcome === 'dead_lettered') report.failed += 1;
 }
 
-/** ms until something is due, if before the deadline; null when nothing is. */
-async function nextDueIn(db: Database, options: DispatchOptions): Promise<number | null> {
-  const [row] = await db.query<{ ms: number | null }>(NEXT_DUE_SQL, [options.queueIds ?? null]);
-  if (row?.ms == null || Date.now() + row.ms >= options.deadline) return null;
-  return Math.max(10, row.ms);
+/** ms until something falls due, null when nothing does before the deadline. */
+async function nextDue(db: Database, options: DispatchOptions): Promise<{ dueNow: boolean; ms: number | null }> {
+  const [row] = await db.query<{ due_now: boolean | null; ms: number | null }>(NEXT_DUE_SQL, [options.queueIds ?? null]);
+  const ms = row?.ms == null || Date.now() + row.ms >= options.deadline ? null : Math.max(10, row.ms);
+  return { dueNow: row?.due_now === true, ms };
 }

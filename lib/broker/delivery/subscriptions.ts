@@ -7,6 +7,7 @@ import type { Database, Queryable } from '../../db/types.js';
 import { notFound, QueenError } from '../../errors.js';
 import { checkEndpointUrl } from './endpoint.js';
 import { mintWebhookSecret, openText, sealText } from './secrets.js';
+import { refreshSubscribedQueues } from './subscribed.js';
 import { SUBSCRIPTION_COLUMNS, subscriptionView, type SubscriptionRow } from './views.js';
 
 export const OPTION_RANGES = {
@@ -109,6 +110,8 @@ export async function createSubscription(db: Database, ctx: DeliveryContext, req
     if (inserted.length === 0) throw subscriptionExists(req, { name: req.name, consumer_group: '' });
     return inserted[0]!;
   });
+  // This instance's next push to the queue triggers delivery at once, not after the copy expires.
+  await refreshSubscribedQueues(db);
   return { ...(await subscriptionView(ctx.config, row)), secret };
 }
 
@@ -156,6 +159,7 @@ export async function updateSubscription(db: Database, ctx: DeliveryContext, id:
     );
     return updated!;
   });
+  if (change.state !== undefined) await refreshSubscribedQueues(db);
   return subscriptionView(ctx.config, row);
 }
 

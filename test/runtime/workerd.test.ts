@@ -15,6 +15,8 @@ import { startWsProxy, type WsProxy } from '../../scripts/ws-proxy.js';
 import { freshDatabase, type TestDatabase } from '../support/db.js';
 import { testMode } from '../support/mode.js';
 import { JWT_SECRET, portFrom, token } from './support.js';
+import { SUBSCRIBED_TTL_MS } from '../../lib/broker/delivery/subscribed.js';
+import { pushTo, receiver, type Receiver } from '../delivery/helpers.js';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 const WORKERD = join(root, 'node_modules/@cloudflare/workerd-linux-64/bin/workerd');
@@ -51,10 +53,10 @@ describe('wrangler.jsonc', () => {
     }
   });
 
-  it('keeps a long-poll inside the 30 s a runtime update grants and runs retention less often than Neon suspends', () => {
+  it('keeps a long-poll inside the 30 s a runtime update grants, runs retention hourly and the delivery sweep every minute', () => {
     expect(Number(wrangler.vars?.QUEEN_MAX_WAIT_MS)).toBeLessThan(30_000);
     expect(wrangler.vars?.QUEEN_AUTH).toBe('jwt');
-    expect(wrangler.triggers?.crons).toEqual(['0 * * * *']);
+    expect(wrangler.triggers?.crons).toEqual(['0 * * * *', '* * * * *']);
     expect(wrangler.secrets?.required).toEqual(['DATABASE_URL', 'JWT_SECRET']);
   });
 });
@@ -66,10 +68,12 @@ describe.skipIf(testMode() !== 'pg')('the Cloudflare Worker in workerd', () => {
   let workerd: ChildProcess;
   let log = '';
   const url: Record<'queen' | 'cron' | 'client', string> = { queen: '', cron: '', client: '' };
+  const secrets = new Map<string, string>();
+  let hook: Receiver;
 
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), 'queen-workerd-'));
-    [db, proxy] = await Promise.all([freshDatabase(), startWsProxy()]);
+    [db, proxy, hook] = await Promise.all([freshDatabase(), startWsProxy(), receiver(secrets)]);
     const bundle = await bundleWorker('queen', dir);
     const ports = { queen: await portFrom(7310, 7320) } as Record<keyof typeof url, number>;
     ports.cron = await portFrom(ports.queen + 1, 7320);
@@ -78,7 +82,11 @@ describe.skipIf(testMode() !== 'pg')('the Cloudflare Worker in workerd', () => {
 
     await writeFile(join(dir, 'cron.js'), CRON_TRIGGER);
     await writeFile(join(dir, 'client.js'), EXAMPLE_IN_A_WORKER);
-    const queen = await workerFromWrangler(wrangler, bundle.dir, { DATABASE_URL: db.url!, JWT_SECRET }, [{ name: 'NEON_WS_PROXY', text: proxy.address }]);
+    const queen = await workerFromWrangler(wrangler, bundle.dir, { DATABASE_URL: db.url!, JWT_SECRET }, [
+      { name: 'NEON_WS_PROXY', text: proxy.address },
+      // The receivers of the delivery tests listen on 127.0.0.1.
+      { name: 'QUEEN_DELIVERY_ALLOW_PRIVATE', text: '1' },
+    ]);
     const config = workerdConfigText({
       dir,
       workers: [
@@ -121,6 +129,7 @@ describe.skipIf(testMode() !== 'pg')('the Cloudflare Worker in workerd', () => {
   afterAll(async () => {
     workerd?.kill('SIGTERM');
     await proxy?.close();
+    await hook?.close();
     await db?.dispose();
     await rm(dir, { recursive: true, force: true });
   });
@@ -199,11 +208,44 @@ describe.skipIf(testMode() !== 'pg')('the Cloudflare Worker in workerd', () => {
     expect(log).toMatch(/retention: \{.*"queue":"edge-retained".*"segmentsDeleted":1/);
   });
 
+  it('delivers a push to a subscribed queue under waitUntil, through fetch in workerd', async () => {
+    const created = await send('admin', 'POST', '/api/v1/subscriptions', { queue: 'edge-hooked', name: 'hook', url: hook.url });
+    expect(created.status, JSON.stringify(created.body) + log).toBe(201);
+    secrets.set(created.body.id, created.body.secret);
+    // This isolate read the subscribed queues for the pushes above: a new subscription counts once
+    // that copy is SUBSCRIBED_TTL_MS old, as on any instance that did not make it.
+    await new Promise((r) => setTimeout(r, SUBSCRIBED_TTL_MS + 100));
+    const pushed = await send('read-write', 'POST', '/api/v1/push', { items: [{ queue: 'edge-hooked', partition: 'p1', payload: { id: 1 } }] });
+    expect(pushed.status).toBe(201);
+    await waitUntilArrived(() => hook.arrivals.length >= 1, () => log);
+    expect(hook.badSignatures).toEqual([]);
+    expect(hook.arrivals[0]!.body).toMatchObject({ queue: 'edge-hooked', partition: 'p1', consumerGroup: 'hook', messages: [{ offset: 0, data: { id: 1 } }] });
+  });
+
+  it("sweeps what no push triggered from the scheduled handler, on the delivery sweep's cron", async () => {
+    // Written straight through the broker: no trigger runs, only the sweep can deliver these.
+    await pushTo(db, 'edge-hooked', ['p2'], 3);
+    const before = hook.arrivals.length;
+    const fired = await fetch(`${url.cron}/?cron=${encodeURIComponent('* * * * *')}`);
+    expect(await fired.json(), log).toMatchObject({ outcome: 'ok' });
+    expect(hook.arrivals.length).toBe(before + 1);
+    expect(hook.arrivals.at(-1)!.body).toMatchObject({ partition: 'p2', messages: [{ data: { n: 0 } }, { data: { n: 1 } }, { data: { n: 2 } }] });
+    expect(log).toMatch(/delivery sweep: \{"batches":1,"delivered":3/);
+  });
+
   it('runs the plain-fetch example inside a Worker against the deployment', async () => {
     const res = await fetch(url.client);
     expect(await res.json(), log).toEqual({ pushed: ['queued', 'queued', 'queued'], popped: [{ order: 1 }, { order: 2 }, { order: 3 }], acked: true, empty: true });
   });
 });
+
+async function waitUntilArrived(check: () => boolean, log: () => string) {
+  const deadline = Date.now() + 10_000;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`nothing arrived at the receiver:\n${log()}`.slice(-3000));
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
 
 async function waitForHealth(base: string, log: () => string) {
   const deadline = Date.now() + 30_000;

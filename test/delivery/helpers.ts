@@ -73,6 +73,8 @@ export interface Arrival {
   /** performance.now() when the request arrived and when it was answered. */
   at: number;
   answeredAt: number;
+  /** The status the receiver answered with. */
+  status: number;
 }
 
 export interface DeliveryBody {
@@ -121,7 +123,7 @@ export async function receiver(secrets: Map<string, string> | string, handler: H
         r.badSignatures.push(String(err));
         body = JSON.parse(raw) as DeliveryBody;
       }
-      const arrival: Arrival = { headers: req.headers, raw, body, at, answeredAt: 0 };
+      const arrival: Arrival = { headers: req.headers, raw, body, at, answeredAt: 0, status: 0 };
       r.arrivals.push(arrival);
       let reply: Reply;
       try {
@@ -130,6 +132,7 @@ export async function receiver(secrets: Map<string, string> | string, handler: H
         reply = { status: 500 };
       }
       arrival.answeredAt = performance.now();
+      arrival.status = reply.status;
       r.open -= 1;
       if (res.destroyed) return;
       res.writeHead(reply.status, reply.headers ?? {});

@@ -29,16 +29,17 @@ export interface DispatchReport {
 const MAX_OPEN = 256;
 const MAX_CLAIMS = 64;
 
-// When a claim found nothing: whether an outstanding batch of an active subscription became due
+// When a claim found nothing: whether a retry or a throttle of an active subscription fell due
 // just now (between that claim and this look: claim again once), and in how many ms the next one
-// falls due (a retry, a throttle, the lease of a dispatcher that died), by PostgreSQL's clock.
-// A batch overdue for long is one the claim cannot take (its cursor moved on): it is not waited for.
+// does, by PostgreSQL's clock. Leases are not waited for: a live one is another run's batch, which
+// that run settles, and one whose dispatcher died is claimed by whichever run comes after it ends.
+// A batch overdue for long is one the claim cannot take (its cursor moved on): not waited for.
 const NEXT_DUE_SQL = `SELECT bool_or(t.at <= now()) AS due_now,
        ceil(extract(epoch FROM min(t.at) FILTER (WHERE t.at > now()) - now()) * 1000)::int AS ms
   FROM queen.subscription_partitions x JOIN queen.subscriptions s ON s.id = x.subscription_id,
-       LATERAL (SELECT greatest(coalesce(x.next_attempt_at, x.lease_until), s.throttled_until) AS at) t
- WHERE s.state = 'active' AND x.webhook_id IS NOT NULL AND t.at > now() - interval '5 seconds'
-   AND ($1::bigint[] IS NULL OR s.queue_id = ANY ($1))`;
+       LATERAL (SELECT greatest(x.next_attempt_at, s.throttled_until) AS at) t
+ WHERE s.state = 'active' AND x.next_attempt_at IS NOT NULL AND x.lease_until IS NULL
+   AND t.at > now() - interval '5 seconds' AND ($1::bigint[] IS NULL OR s.queue_id = ANY ($1))`;
 
 export async function runDelivery(db: Database, config: Config, options: DispatchOptions): Promise<DispatchReport> {
   const report: DispatchReport = { batches: 0, delivered: 0, failed: 0, deadLettered: 0 };

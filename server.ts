@@ -14,7 +14,7 @@ import { DataDirLocked, lockDataDir, type DataDirLock } from './lib/http/runtime
 import { localDeliveryTrigger } from './lib/http/runtime/delivery-trigger.js';
 import { startJobLoop } from './lib/http/runtime/job-loop.js';
 import { onStopSignals, serveNode, type NodeServer } from './lib/http/runtime/node.js';
-import { JOBS, jobInterval } from './lib/jobs.js';
+import { JOBS, jobInterval, jobLabel } from './lib/jobs.js';
 
 const env = process.env;
 const config = readConfig(env, { auth: 'none' });
@@ -64,7 +64,7 @@ const server: NodeServer = await serveNode(app, port, host).catch((err: NodeJS.E
 );
 // A run may go on for its interval (the delivery sweep stops claiming then); stop() waits for it.
 const loop = startJobLoop(
-  jobs.map(({ job, intervalMs }) => ({ name: job.name, intervalMs, run: () => JOB_RUNS[job.name](db!, config, Date.now() + intervalMs, log) })),
+  jobs.map(({ job, intervalMs }) => ({ name: jobLabel(job), intervalMs, run: () => JOB_RUNS[job.name](db!, config, Date.now() + intervalMs, log) })),
   log,
 );
 
@@ -84,7 +84,7 @@ console.log(
   [
     `queen listening on ${server.url} (database: ${config.databaseUrl ? `${db.driver} at ${new URL(config.databaseUrl).host}` : `PGlite in ${dataDir}`}; ${migrated.applied.length} migration(s) applied${repaired})`,
     config.auth === 'none' ? 'auth is OFF (QUEEN_AUTH=none): every caller is an admin of the default tenant' : 'auth is ON (QUEEN_AUTH=jwt)',
-    jobs.length ? jobs.map(({ job, intervalMs }) => `${job.name.toLowerCase()} runs every ${intervalMs} ms`).join(', ') : 'no scheduled jobs',
+    jobs.length ? jobs.map(({ job, intervalMs }) => `${jobLabel(job)} runs every ${intervalMs} ms`).join(', ') : 'no scheduled jobs',
     `try: curl -X POST ${server.url}/api/v1/push -H 'content-type: application/json' -d '{"items":[{"queue":"demo","payload":{"hello":"world"}}]}'`,
     `then: curl '${server.url}/api/v1/pop/queue/demo?batch=10'`,
   ].join('\n'),

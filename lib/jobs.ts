@@ -46,6 +46,9 @@ export const JOBS: readonly Job[] = [
 ];
 
 export type JobName = Job['name'];
+
+/** How logs and the local server's banner name a job: "retention", "delivery sweep". */
+export const jobLabel = (job: Job) => job.name.replace(/(?<=[a-z])(?=[A-Z])/g, ' ').toLowerCase();
 type Env = Record<string, string | undefined>;
 
 /** A job's deployed schedule from its variable: enabled with an expression, or off. Throws naming the variable. */

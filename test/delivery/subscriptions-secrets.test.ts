@@ -1,5 +1,8 @@
+import { createServer, type IncomingHttpHeaders } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
 import { describe, expect, it } from 'vitest';
+import { runDelivery } from '../../lib/broker/delivery/dispatch.js';
 import { openText, sealText } from '../../lib/broker/delivery/secrets.js';
 import { signatureHeader } from '../../lib/broker/delivery/signature.js';
 import { endpointHeaders, signingSecrets } from '../../lib/broker/delivery/subscriptions.js';
@@ -85,6 +88,38 @@ describe('POST /api/v1/subscriptions/:id/rotate-secret', () => {
     expect(new Webhook(fresh).verify(body, headers)).toEqual(JSON.parse(body));
     expect(new Webhook(old).verify(body, headers)).toEqual(JSON.parse(body));
     expect(() => new Webhook(`whsec_${Buffer.alloc(32, 7).toString('base64')}`).verify(body, headers)).toThrow();
+  });
+
+  it('sends a real delivery that a Standard Webhooks receiver accepts with either secret, with the extra headers opened', async () => {
+    const received: { headers: IncomingHttpHeaders; body: string }[] = [];
+    const receiver = createServer((req, res) => {
+      let body = '';
+      req.on('data', (c) => (body += c)).on('end', () => {
+        received.push({ headers: req.headers, body });
+        res.end();
+      });
+    });
+    await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+    try {
+      const local = testClient(db, { config: { encryptionKey: KEY, deliveryAllowPrivate: true } });
+      const url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
+      const created = await local.call('POST', '/api/v1/subscriptions', { queue: 'wire', name: 'w', url, options: { headers: { authorization: 'Bearer endpoint-token' } } });
+      const rotated = await local.call('POST', `/api/v1/subscriptions/${created.body.id}/rotate-secret`);
+      await local.pushNumbered('wire', 'p0', 2);
+      // Only this queue's subscriptions: the others point at public addresses no test may reach.
+      const [queue] = await db().query<{ id: string }>(`SELECT id FROM queen.queues WHERE name = 'wire'`);
+      await runDelivery(db(), local.config, { deadline: Date.now() + 2000, queueIds: [Number(queue!.id)] });
+      expect(received).toHaveLength(1);
+      const headers = Object.fromEntries(Object.entries(received[0]!.headers).map(([k, x]) => [k, String(x)]));
+      const body = received[0]!.body;
+      for (const secret of [created.body.secret, rotated.body.secret]) {
+        expect(new Webhook(secret).verify(body, headers)).toMatchObject({ subscription: created.body.id, messages: [{ data: { n: 0 } }, { data: { n: 1 } }] });
+      }
+      expect(headers.authorization).toBe('Bearer endpoint-token');
+      expect((await local.call('GET', `/api/v1/subscriptions/${created.body.id}`)).body).toMatchObject({ delivered: 2, lag: 0, lastAttempt: { outcome: 'delivered', status: 200 } });
+    } finally {
+      await new Promise((resolve) => receiver.close(resolve));
+    }
   });
 
   it('stops signing with the previous secret once its 24 hours are over', async () => {

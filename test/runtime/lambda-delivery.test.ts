@@ -30,7 +30,7 @@ describe.skipIf(testMode() !== 'pg')('the Deliver Lambda', () => {
   let hook: Receiver;
   let lambdaApi: Server;
   let env: Record<string, string>;
-  let deliver: (event: unknown, context?: unknown) => Promise<unknown>;
+  let deliver: ReturnType<typeof createDeliverHandler>;
   let auth: { authorization: string };
   let queueId: number;
 

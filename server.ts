@@ -14,7 +14,7 @@ import { DataDirLocked, lockDataDir, type DataDirLock } from './lib/http/runtime
 import { localDeliveryTrigger } from './lib/http/runtime/delivery-trigger.js';
 import { startJobLoop } from './lib/http/runtime/job-loop.js';
 import { onStopSignals, serveNode, type NodeServer } from './lib/http/runtime/node.js';
-import { JOBS, jobInterval, jobLabel } from './lib/jobs.js';
+import { JOBS, jobInterval, jobLabel, localRunMs } from './lib/jobs.js';
 
 const env = process.env;
 const config = readConfig(env, { auth: 'none' });
@@ -62,9 +62,9 @@ const server: NodeServer = await serveNode(app, port, host).catch((err: NodeJS.E
     ? refuse(`queen: port ${port} on ${host} is already in use; stop what listens there, or pick another port: PORT=${port + 1} npm start`)
     : Promise.reject(err),
 );
-// A run may go on for its interval (the delivery sweep stops claiming then); stop() waits for it.
+// A run starts work for localRunMs (the delivery sweep stops claiming then); stop() waits for it.
 const loop = startJobLoop(
-  jobs.map(({ job, intervalMs }) => ({ name: jobLabel(job), intervalMs, run: () => JOB_RUNS[job.name](db!, config, Date.now() + intervalMs, log) })),
+  jobs.map(({ job, intervalMs }) => ({ name: jobLabel(job), intervalMs, run: () => JOB_RUNS[job.name](db!, config, Date.now() + localRunMs(intervalMs), log) })),
   log,
 );
 

@@ -47,6 +47,12 @@ export const JOBS: readonly Job[] = [
 
 export type JobName = Job['name'];
 
+/**
+ * How long a local run may start work: its interval, but at least 10 s, so a delivery sweep on a
+ * backlog is not idle half the time; the local server's stop() waits for it at most that long.
+ */
+export const localRunMs = (intervalMs: number) => Math.max(intervalMs, 10_000);
+
 /** How logs and the local server's banner name a job: "retention", "delivery sweep". */
 export const jobLabel = (job: Job) => job.name.replace(/(?<=[a-z])(?=[A-Z])/g, ' ').toLowerCase();
 type Env = Record<string, string | undefined>;

@@ -28,18 +28,29 @@ export interface DispatchReport {
 // Requests one run keeps open at once, and claims one statement takes.
 const MAX_OPEN = 256;
 const MAX_CLAIMS = 64;
+const RECHECK_MS = 50;
 
-// When a claim found nothing: whether a retry or a throttle of an active subscription fell due
-// just now (between that claim and this look: claim again once), and in how many ms the next one
-// does, by PostgreSQL's clock. Leases are not waited for: a live one is another run's batch, which
-// that run settles, and one whose dispatcher died is claimed by whichever run comes after it ends.
-// A batch overdue for long is one the claim cannot take (its cursor moved on): not waited for.
-const NEXT_DUE_SQL = `SELECT bool_or(t.at <= now()) AS due_now,
-       ceil(extract(epoch FROM min(t.at) FILTER (WHERE t.at > now()) - now()) * 1000)::int AS ms
-  FROM queen.subscription_partitions x JOIN queen.subscriptions s ON s.id = x.subscription_id,
-       LATERAL (SELECT greatest(x.next_attempt_at, s.throttled_until) AS at) t
- WHERE s.state = 'active' AND x.next_attempt_at IS NOT NULL AND x.lease_until IS NULL
-   AND t.at > now() - interval '5 seconds' AND ($1::bigint[] IS NULL OR s.queue_id = ANY ($1))`;
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+// When a claim found nothing: whether a retry, a throttle or a rate-limit bucket of an active
+// subscription came due just now (between that claim and this look: claim again once), and in how
+// many ms the next one does, by PostgreSQL's clock. Leases are not waited for: a live one is
+// another run's batch, which that run settles, and one whose dispatcher died is claimed by
+// whichever run comes after it ends. A batch overdue for long is one the claim cannot take (its
+// cursor moved on): not waited for.
+const NEXT_DUE_SQL = `WITH due AS (
+  SELECT greatest(x.next_attempt_at, s.throttled_until) AS at
+    FROM queen.subscription_partitions x JOIN queen.subscriptions s ON s.id = x.subscription_id
+   WHERE s.state = 'active' AND x.next_attempt_at IS NOT NULL AND x.lease_until IS NULL
+     AND ($1::bigint[] IS NULL OR s.queue_id = ANY ($1))
+  UNION ALL
+  SELECT s.rate_at + make_interval(secs => (1 - s.rate_tokens) / s.rate_limit)
+    FROM queen.subscriptions s
+   WHERE s.state = 'active' AND s.rate_limit > 0 AND s.rate_tokens < 1 AND s.rate_at IS NOT NULL
+     AND ($1::bigint[] IS NULL OR s.queue_id = ANY ($1)))
+SELECT bool_or(at <= now()) AS due_now,
+       ceil(extract(epoch FROM min(at) FILTER (WHERE at > now()) - now()) * 1000)::int AS ms
+  FROM due WHERE at > now() - interval '5 seconds'`;
 
 export async function runDelivery(db: Database, config: Config, options: DispatchOptions): Promise<DispatchReport> {
   const report: DispatchReport = { batches: 0, delivered: 0, failed: 0, deadLettered: 0 };
@@ -63,19 +74,23 @@ export async function runDelivery(db: Database, config: Config, options: Dispatc
         });
       open.add(sent);
     }
+    if (batches.length > 0) lookedAgain = false;
     if (batches.length > 0 || settled !== before) continue;
     if (open.size > 0) {
       await Promise.race(open);
       continue;
     }
     const next = await nextDue(db, options);
-    if (next.dueNow && !lookedAgain) {
+    if (next.dueNow) {
+      // Due, and not claimed: another run may hold the subscription's row right now. Look again,
+      // soon after the first time (a batch overdue for seconds stops counting as due).
+      if (lookedAgain) await sleep(RECHECK_MS);
       lookedAgain = true;
       continue;
     }
     if (next.ms === null) break;
     lookedAgain = false;
-    await new Promise((resolve) => setTimeout(resolve, next.ms!));
+    await sleep(next.ms);
   }
   await Promise.all(open);
   return report;

@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { runDelivery } from '../../lib/broker/delivery/dispatch.js';
+import { runRetention } from '../../lib/broker/retention.js';
 import { observe, type StatementLog } from '../../lib/db/client.js';
 import { useDatabase } from '../support/db.js';
 import { cursor } from '../pop/helpers.js';
@@ -80,5 +81,24 @@ describe('the dispatcher', () => {
     ]);
     await runDelivery(db(), config, soon());
     expect(r.arrivals[0]!.raw).toContain(`"producerSub":"producer-1","data":${text}}`);
+  });
+
+  it('keeps the attempts log a week: retention deletes older attempts and keeps the rest', async () => {
+    const r = await receiver('whsec_AAAA');
+    open.push(r);
+    const sub = await subscribe(db(), 'kept', 'k', r.url);
+    await pushTo(db(), 'kept', ['p'], 1);
+    await runDelivery(db(), config, soon());
+    await db().query(
+      `INSERT INTO queen.subscription_attempts (subscription_id, partition_id, from_offset, to_offset, webhook_id, attempt, outcome, latency_ms, at)
+       SELECT $1, 1, 0, 0, 'msg_old', 1, 'failed', 5, now() - interval '8 days' FROM generate_series(1, 3)`,
+      [sub.id],
+    );
+    // The old rows were written after a newer one here: the purge finds them past it.
+    expect((await runRetention(db())).attemptsDeleted).toBe(3);
+    expect((await attempts(db(), sub.id)).map((a) => a.outcome)).toEqual(['delivered']);
+    await db().query(`UPDATE queen.subscription_attempts SET at = now() - interval '7 days 1 minute' WHERE subscription_id = $1`, [sub.id]);
+    expect((await runRetention(db())).attemptsDeleted).toBe(1);
+    expect(await attempts(db(), sub.id)).toEqual([]);
   });
 });

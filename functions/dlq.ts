@@ -6,7 +6,7 @@ import { listMessages } from '../lib/broker/message-list.js';
 import { getMessage } from '../lib/broker/messages.js';
 import { redriveDlq } from '../lib/broker/redrive.js';
 import { recordTrace, traceNames, tracesByName, tracesOfMessage } from '../lib/broker/traces.js';
-import { defineFunction, requireRole, type BrokerEnv } from '../lib/http/context.js';
+import { afterPush, defineFunction, requireRole, type BrokerEnv } from '../lib/http/context.js';
 import {
   readDlqAddress,
   readDlqQuery,
@@ -30,7 +30,10 @@ export default defineFunction('dlq', (app) => {
   app.post('/api/v1/dlq/redrive', requireRole('admin'), async (c) => {
     const filter = await readRedrive(c);
     const { tenant, sub } = c.get('principal');
-    return c.json(await redriveDlq(c.get('db'), { tenant, sub, config: c.get('config') }, filter));
+    const result = await redriveDlq(c.get('db'), { tenant, sub, config: c.get('config') }, filter);
+    // Re-pushed messages are pushes: a subscription of the queue delivers them at once.
+    if (result.redriven > 0) await afterPush(c, [{ status: 'queued', queueName: filter.queue }]);
+    return c.json(result);
   });
 
   app.get('/api/v1/messages', requireRole('read-only'), async (c) =>
@@ -45,7 +48,9 @@ export default defineFunction('dlq', (app) => {
   app.post('/api/v1/messages/:partitionId/:transactionId/retry', requireRole('admin'), async (c) => {
     const a = await readRetryAddress(c);
     const { tenant, sub } = c.get('principal');
-    return c.json(await retryDlq(c.get('db'), { tenant, sub, config: c.get('config') }, a));
+    const { answer, queue } = await retryDlq(c.get('db'), { tenant, sub, config: c.get('config') }, a);
+    await afterPush(c, [{ status: 'queued', queueName: queue }]);
+    return c.json(answer);
   });
 
   app.post('/api/v1/messages/:partitionId/:transactionId/dlq', requireRole('admin'), () => moveToDlq());

@@ -174,7 +174,8 @@ const notInDlq = (a: DlqAddress) =>
 /**
  * Re-pushes the dead-lettered payload once to its queue and partition under a fresh
  * transactionId and deletes the DLQ rows, in one transaction: the delete runs first, so a
- * concurrent retry of the same rows waits for it and then finds nothing.
+ * concurrent retry of the same rows waits for it and then finds nothing. Answers the route's body
+ * and the queue pushed to.
  */
 export async function retryDlq(db: Database, ctx: PushContext, a: DlqAddress) {
   return db.transaction(async (tx) => {
@@ -182,7 +183,8 @@ export async function retryDlq(db: Database, ctx: PushContext, a: DlqAddress) {
     if (rows.length === 0) throw notInDlq(a);
     const newest = rows.reduce((x, y) => (y.failed_at > x.failed_at ? y : x));
     const [pushed] = await repushDeadLetters(tx, ctx, [newest]);
-    return { success: true as const, transactionId: pushed!.transaction_id, messageId: pushed!.message_id, offset: pushed!.offset, partitionId: pushed!.partition_id, removed: rows.length };
+    const answer = { success: true as const, transactionId: pushed!.transaction_id, messageId: pushed!.message_id, offset: pushed!.offset, partitionId: pushed!.partition_id, removed: rows.length };
+    return { answer, queue: pushed!.queueName };
   });
 }
 

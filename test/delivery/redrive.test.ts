@@ -1,4 +1,6 @@
 import { describe, expect, it } from 'vitest';
+import { allFunctions } from '../../functions/index.js';
+import { buildApp } from '../../lib/http/app.js';
 import { testClient, type Msg, type TestClient } from '../support/client.js';
 import { useDatabase } from '../support/db.js';
 
@@ -89,6 +91,19 @@ describe('POST /api/v1/dlq/redrive', () => {
     const other = testClient(db, { as: { tenant: 'other' } });
     expect((await redrive({ queue: 'rd-tenant' }, other)).status).toBe(404);
     expect(await dlqCount('rd-tenant')).toBe(1);
+  });
+
+  it('tells the runtime which queue the re-pushes wrote to, as a push does, so subscriptions deliver them at once', async () => {
+    await api.pushNumbered('rd-trigger', 'p', 2);
+    await deadLetter(api, 'rd-trigger', 'g', 'p', 2);
+    const triggered: string[][] = [];
+    const app = buildApp(allFunctions, { config: api.config, database: db, log: () => {}, afterPush: async (_db, tenant, queues) => void triggered.push([tenant, ...queues]) });
+    const post = (path: string, body: unknown) => app.request(path, { method: 'POST', body: JSON.stringify(body), headers: { 'content-type': 'application/json' } });
+    const [one] = (await (await api.call('GET', '/api/v1/dlq?queue=rd-trigger&limit=1')).body.messages) as { partitionId: string; transactionId: string }[];
+    expect((await post(`/api/v1/messages/${one!.partitionId}/${one!.transactionId}/retry`, {})).status).toBe(200);
+    expect((await post('/api/v1/dlq/redrive', { queue: 'rd-trigger' })).status).toBe(200);
+    expect((await post('/api/v1/dlq/redrive', { queue: 'rd-trigger' })).status).toBe(200);
+    expect(triggered).toEqual([['default', 'rd-trigger'], ['default', 'rd-trigger']]);
   });
 
   it.each([

@@ -7,7 +7,7 @@ import type { Database, Queryable } from '../../db/types.js';
 import { notFound, QueenError } from '../../errors.js';
 import { checkEndpointUrl } from './endpoint.js';
 import { mintWebhookSecret, openText, sealText } from './secrets.js';
-import { refreshSubscribedQueues } from './subscribed.js';
+import { forgetSubscribedQueues } from './subscribed.js';
 import { SUBSCRIPTION_COLUMNS, subscriptionView, type SubscriptionRow } from './views.js';
 
 export const OPTION_RANGES = {
@@ -111,7 +111,7 @@ export async function createSubscription(db: Database, ctx: DeliveryContext, req
     return inserted[0]!;
   });
   // This instance's next push to the queue triggers delivery at once, not after the copy expires.
-  await refreshSubscribedQueues(db);
+  forgetSubscribedQueues();
   return { ...(await subscriptionView(ctx.config, row)), secret };
 }
 
@@ -159,7 +159,7 @@ export async function updateSubscription(db: Database, ctx: DeliveryContext, id:
     );
     return updated!;
   });
-  if (change.state !== undefined) await refreshSubscribedQueues(db);
+  forgetSubscribedQueues();
   return subscriptionView(ctx.config, row);
 }
 
@@ -167,6 +167,7 @@ export async function updateSubscription(db: Database, ctx: DeliveryContext, id:
 export async function deleteSubscription(db: Queryable, tenant: string, id: string) {
   const rows = await db.query(`DELETE FROM queen.subscriptions WHERE id = $1 AND tenant_id = $2 RETURNING id`, [id, tenant]);
   if (rows.length === 0) throw subscriptionNotFound(id);
+  forgetSubscribedQueues();
   return { success: true as const, id, deleted: true as const };
 }
 

@@ -55,6 +55,22 @@ BEGIN
     SELECT * FROM queen.subscriptions sub
      WHERE sub.state = 'active' AND (p_queues IS NULL OR sub.queue_id = ANY (p_queues))
        AND (sub.throttled_until IS NULL OR sub.throttled_until <= v_now)
+       -- Only a subscription that may have work is locked: a row lock makes the statement a write
+       -- whose commit waits for the WAL, which an idle sweep or a trigger that finds nothing
+       -- should not pay. The tests are pop's own, read without locks.
+       AND (SELECT count(*) FROM queen.subscription_partitions x
+             WHERE x.subscription_id = sub.id AND x.lease_until > v_now) < sub.max_in_flight
+       AND (EXISTS (SELECT 1 FROM queen.log_consumers lc
+                     WHERE lc.queue_id = sub.queue_id AND lc.consumer_group = sub.consumer_group AND lc.pending
+                       AND NOT (lc.batch_end IS NOT NULL AND lc.lease_expires_at > v_now)
+                       AND (lc.retry_not_before IS NULL OR lc.retry_not_before <= v_now))
+            OR EXISTS (SELECT 1 FROM queen.consumer_subscriptions cs
+                        JOIN queen.log_partitions lp ON lp.queue_id = cs.queue_id
+                       WHERE cs.queue_id = sub.queue_id AND cs.consumer_group = sub.consumer_group
+                         AND lp.last_write_at >= coalesce(cs.scanned_at, '-infinity'::TIMESTAMPTZ) - interval '1 second'
+                         AND lp.last_offset >= lp.log_start)
+            OR NOT EXISTS (SELECT 1 FROM queen.consumer_subscriptions cs
+                            WHERE cs.queue_id = sub.queue_id AND cs.consumer_group = sub.consumer_group))
      ORDER BY sub.last_attempt_at NULLS FIRST, sub.id
        FOR UPDATE SKIP LOCKED
   LOOP

@@ -16,6 +16,8 @@ export interface DispatchOptions {
   /** Only the subscriptions of these queues (after a push). */
   queueIds?: number[];
   log?: (m: string, e?: unknown) => void;
+  /** Aborted: no more claims or waits (a server stopping); requests already sent are settled. */
+  signal?: AbortSignal;
 }
 
 export interface DispatchReport {
@@ -30,7 +32,17 @@ const MAX_OPEN = 256;
 const MAX_CLAIMS = 64;
 const RECHECK_MS = 50;
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+function abortableSleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    signal?.addEventListener('abort', done, { once: true });
+  });
+}
 
 // When a claim found nothing: whether a retry, a throttle or a rate-limit bucket of an active
 // subscription came due just now (between that claim and this look: claim again once), and in how
@@ -61,7 +73,8 @@ export async function runDelivery(db: Database, config: Config, options: Dispatc
   // skipped (the subscription row it held), so the claim is made again.
   let settled = 0;
   await ensureZstd();
-  while (Date.now() < options.deadline) {
+  const sleep = (ms: number) => abortableSleep(ms, options.signal);
+  while (Date.now() < options.deadline && !options.signal?.aborted) {
     const room = Math.min(MAX_CLAIMS, MAX_OPEN - open.size);
     const before = settled;
     const batches = room > 0 ? await claimBatches(db, config, options.queueIds, room) : [];

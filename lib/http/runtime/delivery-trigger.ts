@@ -12,6 +12,7 @@ import { cachedSubscribedQueues, subscribedQueues } from '../../broker/delivery/
 import type { AfterPush } from '../context.js';
 
 export const TRIGGER_WINDOW_MS = 2_000;
+const RUNS_PER_QUEUE = 2;
 
 type Log = (message: string, err?: unknown) => void;
 
@@ -22,21 +23,22 @@ export interface LocalTrigger {
 }
 
 /**
- * `npm start`: runs in this process. One run claims for a queue at a time; pushes while it claims
- * mark the queue for another run as soon as its window ends (not when its slowest request does),
- * so a burst of pushes costs a few runs, not one each.
+ * `npm start`: runs in this process. At most RUNS_PER_QUEUE runs claim for a queue at once (the
+ * next push's run need not wait for the tail of the one before: settle, a last empty claim);
+ * pushes beyond that mark the queue for another run as soon as a window ends (not when its
+ * slowest request does), so a burst of pushes costs a few runs, not one each.
  */
 export function localDeliveryTrigger(db: Database, config: Config, log: Log): LocalTrigger {
-  const claiming = new Set<number>();
+  const claiming = new Map<number, number>();
   const again = new Set<number>();
   const runs = new Set<Promise<unknown>>();
   let stopped = false;
 
   const start = (queueIds: number[]) => {
-    const ids = queueIds.filter((id) => !claiming.has(id));
-    for (const id of queueIds) if (claiming.has(id)) again.add(id);
+    const ids = queueIds.filter((id) => (claiming.get(id) ?? 0) < RUNS_PER_QUEUE);
+    for (const id of queueIds) if (!ids.includes(id)) again.add(id);
     if (ids.length === 0 || stopped) return;
-    for (const id of ids) claiming.add(id);
+    for (const id of ids) claiming.set(id, (claiming.get(id) ?? 0) + 1);
     const deadline = Date.now() + TRIGGER_WINDOW_MS;
     let windowOver: () => void = () => {};
     const window = new Promise<void>((resolve) => {
@@ -51,7 +53,11 @@ export function localDeliveryTrigger(db: Database, config: Config, log: Log): Lo
       });
     runs.add(run);
     void window.then(() => {
-      for (const id of ids) claiming.delete(id);
+      for (const id of ids) {
+        const n = claiming.get(id)! - 1;
+        if (n === 0) claiming.delete(id);
+        else claiming.set(id, n);
+      }
       const next = ids.filter((id) => again.delete(id));
       if (next.length > 0) start(next);
     });

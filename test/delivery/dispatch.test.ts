@@ -2,6 +2,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { runDelivery } from '../../lib/broker/delivery/dispatch.js';
 import { runRetention } from '../../lib/broker/retention.js';
 import { observe, type StatementLog } from '../../lib/db/client.js';
+import parsePrometheus from 'parse-prometheus-text-format';
+import { testClient } from '../support/client.js';
 import { useDatabase } from '../support/db.js';
 import { cursor } from '../pop/helpers.js';
 import { attempts, config, pushTo, receiver, subscribe, subscriptionRow, type Receiver } from './helpers.js';
@@ -100,5 +102,29 @@ describe('the dispatcher', () => {
     await db().query(`UPDATE queen.subscription_attempts SET at = now() - interval '7 days 1 minute' WHERE subscription_id = $1`, [sub.id]);
     expect((await runRetention(db())).attemptsDeleted).toBe(1);
     expect(await attempts(db(), sub.id)).toEqual([]);
+  });
+
+  it('exposes per-subscription series on /metrics/prometheus: messages by outcome, failed attempts, lag, oldest age, pause', async () => {
+    const r = await receiver('whsec_AAAA', (a) => ({ status: a.body.messages[0]!.offset === 0 ? 500 : 200 }));
+    open.push(r);
+    const sub = await subscribe(db(), 'prom-sub', 'seen', r.url, { batchSize: 2, retryBaseMs: 5, retryMaxMs: 5 });
+    await db().query(`UPDATE queen.queues SET retry_limit = 0 WHERE name = 'prom-sub'`);
+    await pushTo(db(), 'prom-sub', ['p'], 3);
+    await runDelivery(db(), config, soon());
+    await pushTo(db(), 'prom-sub', ['p'], 2, 3);
+    await db().query(`UPDATE queen.subscriptions SET state = 'paused', paused_reason = 'paused_by_user' WHERE id = $1`, [sub.id]);
+    const res = await testClient(db).app.request('/metrics/prometheus');
+    const families = new Map(parsePrometheus(await res.text()).map((f) => [f.name, f]));
+    const value = (name: string, labels: Record<string, string> = {}) => {
+      const m = families.get(name)?.metrics.find((x) => Object.entries({ queue: 'prom-sub', subscription: 'seen', ...labels }).every(([k, v]) => x.labels?.[k] === v));
+      return m && Number(m.value);
+    };
+    expect(value('queen_subscription_messages_total', { outcome: 'delivered' })).toBe(2);
+    expect(value('queen_subscription_messages_total', { outcome: 'dead_lettered' })).toBe(1);
+    expect(value('queen_subscription_failed_attempts_total')).toBe(1);
+    expect(value('queen_subscription_lag_messages')).toBe(2);
+    expect(value('queen_subscription_oldest_undelivered_age_seconds')).toBeGreaterThanOrEqual(0);
+    expect(value('queen_subscription_in_flight_partitions')).toBe(0);
+    expect(value('queen_subscription_paused', { reason: 'paused_by_user' })).toBe(1);
   });
 });

@@ -62,9 +62,9 @@ const server: NodeServer = await serveNode(app, port, host).catch((err: NodeJS.E
     ? refuse(`queen: port ${port} on ${host} is already in use; stop what listens there, or pick another port: PORT=${port + 1} npm start`)
     : Promise.reject(err),
 );
-// A run starts work for localRunMs (the delivery sweep stops claiming then); stop() waits for it.
+// A run starts work for localRunMs (the delivery sweep stops claiming then); stop() cuts it short.
 const loop = startJobLoop(
-  jobs.map(({ job, intervalMs }) => ({ name: jobLabel(job), intervalMs, run: () => JOB_RUNS[job.name](db!, config, Date.now() + localRunMs(intervalMs), log) })),
+  jobs.map(({ job, intervalMs }) => ({ name: jobLabel(job), intervalMs, run: (signal) => JOB_RUNS[job.name](db!, config, Date.now() + localRunMs(intervalMs), log, signal) })),
   log,
 );
 

@@ -20,9 +20,10 @@ const ROUTES = {
   Delivery: ['/api/v1/subscriptions'],
 } as const;
 
-// The route families whose requests push (push, and pushes inside a transaction): they invoke the
-// Deliver function after a push to a subscribed queue (docs/delivery.md#dispatch).
-const PUSHING = new Set(['Push', 'Ack']);
+// The route families whose requests push (push, pushes inside a transaction, a dead letter's retry
+// and redrive): they invoke the Deliver function after a push to a subscribed queue
+// (docs/delivery.md#dispatch).
+const PUSHING = new Set(['Push', 'Ack', 'Dlq']);
 
 export default $config({
   app(input) {

@@ -49,7 +49,7 @@ export type JobName = Job['name'];
 
 /**
  * How long a local run may start work: its interval, but at least 10 s, so a delivery sweep on a
- * backlog is not idle half the time; the local server's stop() waits for it at most that long.
+ * backlog is not idle half the time (the local server's stop() cuts a run short).
  */
 export const localRunMs = (intervalMs: number) => Math.max(intervalMs, 10_000);
 

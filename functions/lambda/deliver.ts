@@ -1,5 +1,5 @@
-// AWS Lambda entry for delivery (docs/delivery.md#dispatch): the Push and Ack functions invoke it
-// asynchronously after a push to a subscribed queue, and the delivery sweep's schedule
+// AWS Lambda entry for delivery (docs/delivery.md#dispatch): the Push, Ack and Dlq functions invoke
+// it asynchronously after a push to a subscribed queue, and the delivery sweep's schedule
 // (QUEEN_DELIVERY_SCHEDULE, every minute by default; lib/jobs.ts) runs it for everything due.
 import { ensureZstd } from '../../lib/codec/zstd.js';
 import { createDeliverHandler } from '../../lib/http/runtime/lambda.js';

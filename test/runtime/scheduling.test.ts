@@ -35,6 +35,30 @@ describe('the local job loop', () => {
     expect(runs).toEqual(after);
   });
 
+  it('aborts the signal of a run in progress on stop(), so a run waiting for work ends at once', async () => {
+    let started = false;
+    let sawAbort = false;
+    const loop = startJobLoop(
+      [
+        {
+          name: 'DeliverySweep',
+          intervalMs: 1,
+          run: (signal) =>
+            new Promise<void>((resolve) => {
+              started = true;
+              signal.addEventListener('abort', () => ((sawAbort = true), resolve()), { once: true });
+            }),
+        },
+      ],
+      () => {},
+    );
+    while (!started) await sleep(5);
+    const t0 = Date.now();
+    await loop.stop();
+    expect(sawAbort).toBe(true);
+    expect(Date.now() - t0).toBeLessThan(100);
+  });
+
   it('logs a failed run under the job name and keeps the schedule going', async () => {
     const logged: string[] = [];
     let calls = 0;

@@ -189,19 +189,19 @@ describe('sst.config.ts run()', () => {
     expect(find('CronV2').map((c) => c.name)).toEqual(['Retention', 'DeliverySweep']);
   });
 
-  it('gives the push and ack functions the Deliver function to invoke after a push, and the permission to, and no other function either', async () => {
+  it('gives the functions that push (push, ack, dlq) the Deliver function to invoke after a push, and the permission to, and no other function either', async () => {
     const deliver = one('Function', 'Deliver');
     expect(deliver.args).toMatchObject({ handler: 'functions/lambda/deliver.handler', architecture: 'arm64', environment: { DATABASE_URL: '<secret DatabaseUrl>' } });
     expect(deliver.args.url).toBeUndefined();
     expect(deliver.opts.dependsOn).toEqual([expect.objectContaining({ name: 'MigrateOnDeploy' })]);
     expect(typeof (await import(join(root, 'functions/lambda/deliver.ts'))).handler).toBe('function');
     const arn = 'arn:aws:lambda:test:000000000000:function:Deliver';
-    for (const name of ['Push', 'Ack']) {
+    for (const name of ['Push', 'Ack', 'Dlq']) {
       const { args } = one('Function', name);
       expect(args.environment).toMatchObject({ QUEEN_DELIVER_FUNCTION: 'Deliver', QUEEN_AUTH: 'jwt', DATABASE_URL: '<secret DatabaseUrl>' });
       expect(args.permissions).toEqual([{ actions: ['lambda:InvokeFunction'], resources: [arn] }]);
     }
-    for (const name of ['Pop', 'Configure', 'Dlq', 'Delivery', 'Deliver', 'Migrator']) {
+    for (const name of ['Pop', 'Configure', 'Delivery', 'Deliver', 'Migrator']) {
       const { args } = one('Function', name);
       expect(args.environment.QUEEN_DELIVER_FUNCTION, name).toBeUndefined();
       expect(args.permissions, name).toBeUndefined();

@@ -18,7 +18,7 @@ type Log = (message: string, err?: unknown) => void;
 
 export interface LocalTrigger {
   afterPush: AfterPush;
-  /** Waits for the runs in progress; no new ones start. */
+  /** Stops the runs in progress claiming and waits for what they sent; no new ones start. */
   stop(): Promise<void>;
 }
 
@@ -32,6 +32,7 @@ export function localDeliveryTrigger(db: Database, config: Config, log: Log): Lo
   const claiming = new Map<number, number>();
   const again = new Set<number>();
   const runs = new Set<Promise<unknown>>();
+  const stopping = new AbortController();
   let stopped = false;
 
   const start = (queueIds: number[]) => {
@@ -45,7 +46,7 @@ export function localDeliveryTrigger(db: Database, config: Config, log: Log): Lo
       windowOver = resolve;
       setTimeout(resolve, TRIGGER_WINDOW_MS).unref?.();
     });
-    const run = runDelivery(db, config, { deadline, queueIds: ids, log })
+    const run = runDelivery(db, config, { deadline, queueIds: ids, log, signal: stopping.signal })
       .catch((err: unknown) => log('delivery after a push failed (the sweep retries)', err))
       .finally(() => {
         windowOver();
@@ -73,6 +74,7 @@ export function localDeliveryTrigger(db: Database, config: Config, log: Log): Lo
     },
     async stop() {
       stopped = true;
+      stopping.abort();
       while (runs.size > 0) await Promise.all(runs);
     },
   };

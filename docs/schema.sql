@@ -1223,7 +1223,8 @@ BEGIN
     v_lost := NOT FOUND;
   END IF;
 
-  IF v_outcome = 'failed' AND v_dead THEN v_outcome := 'dead_lettered'; END IF;
+  -- Past the budget without a DLQ the message is skipped, not dead-lettered: the attempt stays 'failed'.
+  IF v_outcome = 'failed' AND v_dlq > 0 THEN v_outcome := 'dead_lettered'; END IF;
   IF NOT v_lost THEN
     -- A failure still owed a retry, a throttle and a 410 keep the batch: the resend is the same
     -- messages under the same webhook-id. Anything else ends it.

@@ -1,27 +1,18 @@
 // maxInFlight and rateLimit as the endpoint sees them, with two dispatchers at once (each on its
 // own connections on the real server).
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { runDelivery } from '../../lib/broker/delivery/dispatch.js';
-import { connect } from '../../lib/db/client.js';
 import type { Database } from '../../lib/db/types.js';
 import { useDatabase } from '../support/db.js';
-import { config, pushTo, receiver, sleep, subscribe, type Receiver } from './helpers.js';
+import { config, pushTo, receiver, sleep, subscribe, useSecondConnection, type Receiver } from './helpers.js';
 
 const db = useDatabase();
-const extra: Database[] = [];
+const secondConnection = useSecondConnection(db);
 let open: Receiver[] = [];
 afterEach(async () => {
   await Promise.all(open.map((r) => r.close()));
   open = [];
 });
-afterAll(() => Promise.all(extra.map((d) => d.close())));
-
-async function secondConnection(): Promise<Database> {
-  if (!db().url) return db();
-  const other = await connect({ url: db().url, driver: 'pg', max: 10 });
-  extra.push(other);
-  return other;
-}
 
 /** Two dispatchers, each running again when its run ends, until `done()` or 30 s. */
 async function twoDispatchers(done: () => boolean) {

@@ -8,7 +8,10 @@ import { v7 as uuidv7 } from 'uuid';
 import { mintWebhookSecret, sealText } from '../../lib/broker/delivery/secrets.js';
 import { pushItems } from '../../lib/broker/push.js';
 import { readConfig, type Config } from '../../lib/config.js';
-import type { Queryable } from '../../lib/db/types.js';
+import { connect } from '../../lib/db/client.js';
+import type { Database, Queryable } from '../../lib/db/types.js';
+import { afterAll } from 'vitest';
+import type { TestDatabase } from '../support/db.js';
 
 export const config: Config = { ...readConfig({ QUEEN_DELIVERY_ALLOW_PRIVATE: '1' }, { auth: 'none' }) };
 
@@ -172,4 +175,16 @@ export async function subscriptionRow(db: Queryable, id: string) {
 
 export async function attempts(db: Queryable, id: string) {
   return db.query<Record<string, any>>('SELECT * FROM queen.subscription_attempts WHERE subscription_id = $1 ORDER BY id', [id]);
+}
+
+/** Another dispatcher's own connections on the real server; PGlite has one connection, so the same. */
+export function useSecondConnection(db: () => TestDatabase): () => Promise<Database> {
+  const extra: Database[] = [];
+  afterAll(() => Promise.all(extra.map((d) => d.close())));
+  return async () => {
+    if (!db().url) return db();
+    const other = await connect({ url: db().url, driver: 'pg', max: 10 });
+    extra.push(other);
+    return other;
+  };
 }

@@ -1,24 +1,14 @@
 // Two dispatchers at once over 16 partitions: per partition one batch in flight, offsets in order,
 // nothing lost, retries resending exactly the failed batch.
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { runDelivery } from '../../lib/broker/delivery/dispatch.js';
-import { connect } from '../../lib/db/client.js';
 import type { Database } from '../../lib/db/types.js';
 import { useDatabase } from '../support/db.js';
 import { configureQueue } from '../pop/helpers.js';
-import { config, pushTo, receiver, sleep, subscribe, type Arrival } from './helpers.js';
+import { config, pushTo, receiver, sleep, subscribe, useSecondConnection, type Arrival } from './helpers.js';
 
 const db = useDatabase();
-const extra: Database[] = [];
-afterAll(() => Promise.all(extra.map((d) => d.close())));
-
-/** A second dispatcher's own connections on the real server; PGlite has one connection. */
-async function secondConnection(): Promise<Database> {
-  if (!db().url) return db();
-  const other = await connect({ url: db().url, driver: 'pg', max: 10 });
-  extra.push(other);
-  return other;
-}
+const secondConnection = useSecondConnection(db);
 
 describe('two dispatchers over 16 partitions', () => {
   it('deliver every partition in offset order, one batch at a time, nothing lost', async () => {

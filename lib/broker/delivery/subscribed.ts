@@ -15,10 +15,15 @@ const key = (tenant: string, queue: string) => `${tenant}\u0000${queue}`;
 let known = new Map<string, number>();
 let readAt = -Infinity;
 let reading: Promise<void> | null = null;
+// Bumped by forgetSubscribedQueues: a read that began before it may have missed the change.
+let generation = 0;
 
 /** The queue ids among `queues` with an active subscription, or null when the copy is too old to say. */
 export function cachedSubscribedQueues(tenant: string, queues: readonly string[], now = Date.now()): number[] | null {
-  if (now - readAt > SUBSCRIBED_TTL_MS) return null;
+  return now - readAt > SUBSCRIBED_TTL_MS ? null : lookup(tenant, queues);
+}
+
+function lookup(tenant: string, queues: readonly string[]): number[] {
   const ids = new Set<number>();
   for (const q of queues) {
     const id = known.get(key(tenant, q));
@@ -29,16 +34,21 @@ export function cachedSubscribedQueues(tenant: string, queues: readonly string[]
 
 /** Reads the active subscriptions again (one query; concurrent callers share it). */
 export function refreshSubscribedQueues(db: Queryable): Promise<void> {
-  reading ??= db
+  if (reading) return reading;
+  const started = generation;
+  const read: Promise<void> = db
     .query<{ tenant_id: string; name: string; queue_id: string }>(SUBSCRIBED_SQL)
     .then((rows) => {
+      // A read that began before a change on this instance may have missed it: not kept.
+      if (started !== generation) return;
       known = new Map(rows.map((r) => [key(r.tenant_id, r.name), Number(r.queue_id)]));
       readAt = Date.now();
     })
     .finally(() => {
-      reading = null;
+      if (reading === read) reading = null;
     });
-  return reading;
+  reading = read;
+  return read;
 }
 
 /** The queue ids among `queues` with an active subscription, reading them again when the copy is old. */
@@ -46,10 +56,12 @@ export async function subscribedQueues(db: Queryable, tenant: string, queues: re
   const cached = cachedSubscribedQueues(tenant, queues);
   if (cached) return cached;
   await refreshSubscribedQueues(db);
-  return cachedSubscribedQueues(tenant, queues, readAt) ?? [];
+  return lookup(tenant, queues);
 }
 
 /** After a subscription changes on this instance: the next push reads them again. */
 export function forgetSubscribedQueues(): void {
   readAt = -Infinity;
+  generation++;
+  reading = null;
 }

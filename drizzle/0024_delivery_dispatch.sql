@@ -167,6 +167,7 @@ DECLARE
   v_lost BOOLEAN := false;
   v_dead BOOLEAN := false;
   v_dlq INT := 0;
+  v_skipped INT := 0;
   v_committed BIGINT;
   v_delivered BIGINT := 0;
   v_keep BOOLEAN;
@@ -190,11 +191,12 @@ BEGIN
       v_lost := v_lost OR NOT r.success;
       v_dead := v_dead OR r.dlq OR r.skipped;
       v_dlq := v_dlq + CASE WHEN r.dlq THEN 1 ELSE 0 END;
+      v_skipped := v_skipped + CASE WHEN r.skipped THEN 1 ELSE 0 END;
     END LOOP;
     IF NOT v_lost THEN
       SELECT lc.committed INTO v_committed FROM queen.log_consumers lc
        WHERE lc.partition_id = p_partition AND lc.consumer_group = p_group;
-      v_delivered := greatest(0, least(v_committed, p_to) - p_from + 1 - v_dlq);
+      v_delivered := greatest(0, least(v_committed, p_to) - p_from + 1 - v_dlq - v_skipped);
       IF p_retry_ms IS NOT NULL AND NOT v_dead THEN
         UPDATE queen.log_consumers lc SET retry_not_before = v_now + v_wait
          WHERE lc.partition_id = p_partition AND lc.consumer_group = p_group;
@@ -221,7 +223,8 @@ BEGIN
            from_offset = CASE WHEN v_keep THEN x.from_offset END,
            to_offset = CASE WHEN v_keep THEN x.to_offset END,
            webhook_id = CASE WHEN v_keep THEN x.webhook_id END,
-           next_attempt_at = CASE WHEN v_keep AND p_retry_ms IS NOT NULL THEN v_now + v_wait END
+           -- When the partition is tried again (a failure still owed a retry, or a throttle).
+           next_attempt_at = CASE WHEN p_retry_ms IS NOT NULL AND NOT v_dead THEN v_now + v_wait END
      WHERE x.subscription_id = p_subscription AND x.partition_id = p_partition AND x.lease_id = p_lease;
   END IF;
 

@@ -50,6 +50,18 @@ describe('a failing endpoint', () => {
     ]);
   });
 
+  it('skips the first message past the budget when the queue has no DLQ, and logs the attempt as failed', async () => {
+    const r = await endpoint((a) => ({ status: a.body.messages[0]!.offset === 0 ? 500 : 200 }));
+    const sub = await subscribe(db(), 'no-dlq', 'n', r.url, { retryBaseMs: 5, retryMaxMs: 5 });
+    await configureQueue(db(), 'no-dlq', 'retry_limit = 0, dead_letter_queue = false');
+    await pushTo(db(), 'no-dlq', ['p'], 2);
+    await run();
+    expect(r.arrivals.map((a) => a.body.messages.map((m) => m.offset))).toEqual([[0, 1], [1]]);
+    expect(await dlqOffsets('n')).toEqual([]);
+    expect((await attempts(db(), sub.id)).map((a) => a.outcome)).toEqual(['failed', 'delivered']);
+    expect(await subscriptionRow(db(), sub.id)).toMatchObject({ dead_lettered: '0', delivered: '1', failed_attempts: '1' });
+  });
+
   it('waits a full-jitter back-off between attempts, never more than retryMaxMs', async () => {
     const r = await endpoint(() => ({ status: 502 }));
     await subscribe(db(), 'backoff', 'b', r.url, { retryBaseMs: 100, retryMaxMs: 150 });

@@ -4,13 +4,9 @@
 // No process, worker, pool or request-count family: a serverless deployment has none to describe.
 import type { Queryable } from '../db/types.js';
 import { subscriptionFamilies } from './delivery/metrics.js';
+import type { MetricFamily } from './metric-family.js';
 
-export interface MetricFamily {
-  name: string;
-  help: string;
-  type: 'gauge' | 'counter';
-  samples: { labels?: Record<string, string>; value: number }[];
-}
+export type { MetricFamily } from './metric-family.js';
 
 interface Snapshot {
   queues: {

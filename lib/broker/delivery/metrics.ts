@@ -3,7 +3,7 @@
 // flight. Lag and the oldest undelivered message's age are its consumer group's, taken from the
 // snapshot the rest of the page is built from, so the two never disagree.
 import type { Queryable } from '../../db/types.js';
-import type { MetricFamily } from '../metrics.js';
+import type { MetricFamily } from '../metric-family.js';
 
 type SubscriptionFigures = {
   queue: string;

@@ -1110,8 +1110,10 @@ BEGIN
       EXIT WHEN v_claims >= p_max_claims;
       v_budget := s.batch_size;
       IF s.rate_limit > 0 THEN
-        v_budget := least(v_budget, floor(v_tokens)::INT);
-        EXIT WHEN v_budget < 1;
+        -- A batch is cut to the tokens there are; a full bucket lets a whole batch go (the bucket
+        -- goes into debt), so a batch kept for a retry always fits in the end, whatever the rate.
+        EXIT WHEN v_tokens < 1;
+        IF v_tokens < v_cap THEN v_budget := least(v_budget, floor(v_tokens)::INT); END IF;
       END IF;
       v_lease := gen_random_uuid()::TEXT;
       v_rows := ARRAY(SELECT (p.claim, p.partition_id, p.partition_name, p.from_offset, p.batch_end,

@@ -68,4 +68,17 @@ describe('flow control', () => {
     expect(seconds).toBeGreaterThanOrEqual((96 - rate / 2) / rate - 0.1);
     expect(seconds).toBeLessThan(96 / rate + 2);
   });
+
+  it('sends a retry under rateLimit as the same whole batch once the bucket refills, even a batch bigger than the bucket', async () => {
+    const r = await receiver(new Map(), (_a, i) => ({ status: i === 0 ? 500 : 200 }));
+    open.push(r);
+    // 4 messages a second: the bucket holds 2, a batch is 5.
+    await subscribe(db(), 'rated-retry', 'rr', r.url, { batchSize: 5, rateLimit: 4, retryBaseMs: 10, retryMaxMs: 10 });
+    await pushTo(db(), 'rated-retry', ['p'], 5);
+    await runDelivery(db(), config, { deadline: Date.now() + 10_000 });
+    expect(r.arrivals.map((a) => a.body.messages.map((m) => m.offset))).toEqual([[0, 1, 2, 3, 4], [0, 1, 2, 3, 4]]);
+    expect(r.arrivals[1]!.headers['webhook-id']).toBe(r.arrivals[0]!.headers['webhook-id']);
+    // The first batch owed 3 tokens: the retry waited for the bucket to fill again (5 tokens at 4/s).
+    expect(r.arrivals[1]!.at - r.arrivals[0]!.at).toBeGreaterThanOrEqual(1100);
+  });
 });

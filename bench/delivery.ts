@@ -10,7 +10,7 @@ import type { AddressInfo } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { drive, fmt, pct } from './lib/load.js';
 import { Meter, perMsg, type Usage } from './lib/meter.js';
-import { call } from './lib/http.js';
+import { call as callOnce } from './lib/http.js';
 import { startCluster, withClient } from './lib/postgres.js';
 import { pushBody } from './lib/queen.js';
 import { startServer } from './lib/server.js';
@@ -34,6 +34,8 @@ process.once('exit', () => {
   }
 });
 const base = server.base;
+// A keep-alive socket the server closed while idle (between phases) resets once: send again.
+const call: typeof callOnce = (...args) => callOnce(...args).catch((err: NodeJS.ErrnoException) => (err.code === 'ECONNRESET' ? callOnce(...args) : Promise.reject(err)));
 const meter = new Meter(server.pid, cluster.postmasterPid());
 
 // The endpoint: counts messages per queue, and wakes whoever waits for a transactionId.

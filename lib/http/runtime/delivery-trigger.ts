@@ -12,7 +12,7 @@ import { cachedSubscribedQueues, subscribedQueues } from '../../broker/delivery/
 import type { AfterPush } from '../context.js';
 
 export const TRIGGER_WINDOW_MS = 2_000;
-const RUNS_PER_QUEUE = 2;
+const RUNS_PER_QUEUE = 1;
 
 type Log = (message: string, err?: unknown) => void;
 
@@ -23,10 +23,11 @@ export interface LocalTrigger {
 }
 
 /**
- * `npm start`: runs in this process. At most RUNS_PER_QUEUE runs claim for a queue at once (the
- * next push's run need not wait for the tail of the one before: settle, a last empty claim);
- * pushes beyond that mark the queue for another run as soon as a window ends (not when its
- * slowest request does), so a burst of pushes costs a few runs, not one each.
+ * `npm start`: runs in this process. One run claims for a queue at a time; pushes while it does
+ * mark the queue for another run as soon as it ends or its window does (not when its slowest
+ * request does), so a burst of pushes costs a few runs, not one each. Two runs at once measured
+ * worse (bench/README.md#deliveryts-push-delivery): the second could find the subscription
+ * locked by the first while the first's claim predated the push, leaving it to the sweep.
  */
 export function localDeliveryTrigger(db: Database, config: Config, log: Log): LocalTrigger {
   const claiming = new Map<number, number>();

@@ -85,6 +85,25 @@ describe('the dispatcher', () => {
     expect(r.arrivals[0]!.raw).toContain(`"producerSub":"producer-1","data":${text}}`);
   });
 
+  it('delivers an encrypting queue\'s payloads decrypted, and without the key sends nothing', async () => {
+    const r = await receiver('whsec_AAAA');
+    open.push(r);
+    const keyed = { ...config, encryptionKey: 'ab'.repeat(32) };
+    await subscribe(db(), 'sealed-q', 'sq', r.url);
+    await db().query(`UPDATE queen.queues SET encryption_enabled = true WHERE name = 'sealed-q'`);
+    const { pushItems } = await import('../../lib/broker/push.js');
+    await pushItems(db(), { tenant: 'default', sub: null, config: keyed }, [
+      { queue: 'sealed-q', partition: 'p', payload: new TextEncoder().encode('{"card":"4242"}'), transactionId: 't1', traceId: null },
+    ]);
+    const failures: unknown[] = [];
+    expect((await runDelivery(db(), config, { ...soon(2000), log: (_m, e) => failures.push(e) })).batches).toBe(0);
+    expect(failures).toHaveLength(1);
+    expect(r.arrivals).toHaveLength(0);
+    await db().query(`UPDATE queen.log_consumers SET lease_expires_at = now() - interval '1 second' WHERE consumer_group = 'sq'`);
+    await runDelivery(db(), keyed, soon());
+    expect(r.arrivals[0]!.body.messages[0]!.data).toEqual({ card: '4242' });
+  });
+
   it('keeps the attempts log a week: retention deletes older attempts and keeps the rest', async () => {
     const r = await receiver('whsec_AAAA');
     open.push(r);

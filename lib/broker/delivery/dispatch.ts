@@ -74,38 +74,42 @@ export async function runDelivery(db: Database, config: Config, options: Dispatc
   let settled = 0;
   await ensureZstd();
   const sleep = (ms: number) => abortableSleep(ms, options.signal);
-  while (Date.now() < options.deadline && !options.signal?.aborted) {
-    const room = Math.min(MAX_CLAIMS, MAX_OPEN - open.size);
-    const before = settled;
-    const batches = room > 0 ? await claimBatches(db, config, options.queueIds, room) : [];
-    for (const batch of batches) {
-      const sent: Promise<void> = deliverBatch(db, config, batch, report)
-        .catch((err) => log(`delivery: batch ${batch.webhookId} of subscription ${batch.subscriptionId}`, err))
-        .finally(() => {
-          settled += 1;
-          open.delete(sent);
-        });
-      open.add(sent);
+  try {
+    while (Date.now() < options.deadline && !options.signal?.aborted) {
+      const room = Math.min(MAX_CLAIMS, MAX_OPEN - open.size);
+      const before = settled;
+      const batches = room > 0 ? await claimBatches(db, config, options.queueIds, room) : [];
+      for (const batch of batches) {
+        const sent: Promise<void> = deliverBatch(db, config, batch, report)
+          .catch((err) => log(`delivery: batch ${batch.webhookId} of subscription ${batch.subscriptionId}`, err))
+          .finally(() => {
+            settled += 1;
+            open.delete(sent);
+          });
+        open.add(sent);
+      }
+      if (batches.length > 0) lookedAgain = false;
+      if (batches.length > 0 || settled !== before) continue;
+      if (open.size > 0) {
+        await Promise.race(open);
+        continue;
+      }
+      const next = await nextDue(db, options);
+      if (next.dueNow) {
+        // Due, and not claimed: another run may hold the subscription's row right now. Look again,
+        // soon after the first time (a batch overdue for seconds stops counting as due).
+        if (lookedAgain) await sleep(RECHECK_MS);
+        lookedAgain = true;
+        continue;
+      }
+      if (next.ms === null) break;
+      lookedAgain = false;
+      await sleep(next.ms);
     }
-    if (batches.length > 0) lookedAgain = false;
-    if (batches.length > 0 || settled !== before) continue;
-    if (open.size > 0) {
-      await Promise.race(open);
-      continue;
-    }
-    const next = await nextDue(db, options);
-    if (next.dueNow) {
-      // Due, and not claimed: another run may hold the subscription's row right now. Look again,
-      // soon after the first time (a batch overdue for seconds stops counting as due).
-      if (lookedAgain) await sleep(RECHECK_MS);
-      lookedAgain = true;
-      continue;
-    }
-    if (next.ms === null) break;
-    lookedAgain = false;
-    await sleep(next.ms);
+  } finally {
+    // Whatever ended the run (its deadline, a database error), what it sent is settled first.
+    await Promise.all(open);
   }
-  await Promise.all(open);
   return report;
 }
 

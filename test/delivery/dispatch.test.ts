@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { runDelivery } from '../../lib/broker/delivery/dispatch.js';
 import { runRetention } from '../../lib/broker/retention.js';
+import { seekConsumerGroup } from '../../lib/broker/seek.js';
 import { observe, type StatementLog } from '../../lib/db/client.js';
 import parsePrometheus from 'parse-prometheus-text-format';
 import { testClient } from '../support/client.js';
@@ -102,6 +103,18 @@ describe('the dispatcher', () => {
     await db().query(`UPDATE queen.log_consumers SET lease_expires_at = now() - interval '1 second' WHERE consumer_group = 'sq'`);
     await runDelivery(db(), keyed, soon());
     expect(r.arrivals[0]!.body.messages[0]!.data).toEqual({ card: '4242' });
+  });
+
+  it('replays after a seek of its consumer group, under new webhook-ids', async () => {
+    const r = await receiver('whsec_AAAA');
+    open.push(r);
+    await subscribe(db(), 'replayed', 'rp', r.url);
+    await pushTo(db(), 'replayed', ['p'], 3);
+    await runDelivery(db(), config, soon());
+    await seekConsumerGroup(db(), 'default', 'rp', 'replayed', { kind: 'offset', offset: 1, partition: 'p' });
+    await runDelivery(db(), config, soon());
+    expect(r.arrivals.map((a) => a.body.messages.map((m) => m.offset))).toEqual([[0, 1, 2], [1, 2]]);
+    expect(r.arrivals[1]!.headers['webhook-id']).not.toBe(r.arrivals[0]!.headers['webhook-id']);
   });
 
   it('keeps the attempts log a week: retention deletes older attempts and keeps the rest', async () => {

@@ -7,7 +7,7 @@ import type { LookupAddress } from 'node:dns';
 import type { IncomingMessage } from 'node:http';
 import type { LookupFunction } from 'node:net';
 import { blockedAddress } from './address.js';
-import { MAX_ANSWER_BYTES, joinChunks, type DeliveryRequest, type RawAnswer } from './endpoint.js';
+import { MAX_ANSWER_BYTES, joinChunks, type DeliveryRequest, type RawAnswer } from './transport.js';
 
 class NotAllowed extends Error {
   readonly code = 'URL_NOT_ALLOWED';

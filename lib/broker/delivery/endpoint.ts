@@ -4,6 +4,9 @@
 // rebinding) reaches nothing private.
 import { QueenError } from '../../errors.js';
 import { blockedAddress, blockedHostName } from './address.js';
+import { joinChunks, MAX_ANSWER_BYTES, type DeliveryRequest, type RawAnswer } from './transport.js';
+
+export type { DeliveryRequest } from './transport.js';
 
 export interface EndpointAnswer {
   /** The HTTP status, or null when there was no answer. */
@@ -19,14 +22,6 @@ export interface EndpointAnswer {
   latencyMs: number;
 }
 
-export interface DeliveryRequest {
-  headers: Record<string, string>;
-  body: string;
-  timeoutMs: number;
-  allowPrivate: boolean;
-}
-
-export const MAX_ANSWER_BYTES = 1024 * 1024;
 const LOGGED_BYTES = 1024;
 
 const RULE =
@@ -96,14 +91,6 @@ export async function sendDelivery(url: string, init: DeliveryRequest): Promise<
   }
 }
 
-/** What a transport hands back: the status, Retry-After, and the body up to MAX_ANSWER_BYTES. */
-export interface RawAnswer {
-  status: number;
-  retryAfter: string | null;
-  body: Uint8Array;
-  truncated: boolean;
-}
-
 // workerd: fetch with redirect 'manual' hands back the 3xx itself. Cloudflare's edge refuses
 // connections to private and loopback addresses, so there is no address to check here.
 async function postFetch(url: string, init: DeliveryRequest): Promise<RawAnswer> {
@@ -132,18 +119,6 @@ async function postFetch(url: string, init: DeliveryRequest): Promise<RawAnswer>
     }
   }
   return { status: res.status, retryAfter: res.headers.get('retry-after'), body: joinChunks(chunks, size), truncated };
-}
-
-export function joinChunks(chunks: Uint8Array[], size: number): Uint8Array {
-  const out = new Uint8Array(Math.min(size, MAX_ANSWER_BYTES + 1));
-  let at = 0;
-  for (const c of chunks) {
-    const part = c.subarray(0, out.length - at);
-    out.set(part, at);
-    at += part.length;
-    if (at >= out.length) break;
-  }
-  return out;
 }
 
 /** Retry-After as ms: delay-seconds or an HTTP date (RFC 9110 §10.2.3); null when absent or unreadable. */

@@ -228,6 +228,11 @@ BEGIN
            -- When the partition is tried again (a failure still owed a retry, or a throttle).
            next_attempt_at = CASE WHEN p_retry_ms IS NOT NULL AND NOT v_dead THEN v_now + v_wait END
      WHERE x.subscription_id = p_subscription AND x.partition_id = p_partition AND x.lease_id = p_lease;
+  ELSE
+    -- The cursor's lease is gone (expired, or a seek cleared it): unless another claim took the
+    -- partition since, it is no longer in flight; the batch stays, to be sent again.
+    UPDATE queen.subscription_partitions x SET lease_id = NULL, lease_until = NULL
+     WHERE x.subscription_id = p_subscription AND x.partition_id = p_partition AND x.lease_id = p_lease;
   END IF;
 
   IF s.id IS NOT NULL THEN

@@ -117,6 +117,29 @@ describe('the dispatcher', () => {
     expect(r.arrivals[1]!.headers['webhook-id']).not.toBe(r.arrivals[0]!.headers['webhook-id']);
   });
 
+  it('moves nothing when its lease ended before the answer (a seek cleared it), frees the slot, and sends the batch again', async () => {
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const r = await receiver('whsec_AAAA', async (_a, i) => {
+      if (i === 0) await held;
+      return { status: 200 };
+    });
+    open.push(r);
+    const sub = await subscribe(db(), 'lost', 'ls', r.url, { maxInFlight: 1 });
+    await pushTo(db(), 'lost', ['p'], 3);
+    const run = runDelivery(db(), config, soon());
+    while (r.arrivals.length === 0) await new Promise((resolve) => setTimeout(resolve, 20));
+    await seekConsumerGroup(db(), 'default', 'ls', 'lost', { kind: 'offset', offset: 0, partition: 'p' });
+    release();
+    await run;
+    const [first, second] = await attempts(db(), sub.id);
+    expect(first!.error).toMatch(/lease had ended/);
+    expect(r.arrivals).toHaveLength(2);
+    expect(r.arrivals[1]!.headers['webhook-id']).toBe(r.arrivals[0]!.headers['webhook-id']);
+    expect(second).toMatchObject({ outcome: 'delivered', error: null });
+    expect((await cursor(db(), 'lost', 'p', 'ls')).committed).toBe('2');
+  });
+
   it('keeps the attempts log a week: retention deletes older attempts and keeps the rest', async () => {
     const r = await receiver('whsec_AAAA');
     open.push(r);

@@ -16,6 +16,7 @@ import { freshDatabase, type TestDatabase } from '../support/db.js';
 import { testMode } from '../support/mode.js';
 import { JWT_SECRET, portFrom, token } from './support.js';
 import { SUBSCRIBED_TTL_MS } from '../../lib/broker/delivery/subscribed.js';
+import { TRIGGER_WINDOW_MS } from '../../lib/http/runtime/delivery-trigger.js';
 import { pushTo, receiver, type Receiver } from '../delivery/helpers.js';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
@@ -223,7 +224,9 @@ describe.skipIf(testMode() !== 'pg')('the Cloudflare Worker in workerd', () => {
   });
 
   it("sweeps what no push triggered from the scheduled handler, on the delivery sweep's cron", async () => {
-    // Written straight through the broker: no trigger runs, only the sweep can deliver these.
+    // The previous test's triggered run claims for TRIGGER_WINDOW_MS: let it end, so that what is
+    // written next, straight through the broker (no trigger), only the sweep can deliver.
+    await new Promise((r) => setTimeout(r, TRIGGER_WINDOW_MS + 500));
     await pushTo(db, 'edge-hooked', ['p2'], 3);
     const before = hook.arrivals.length;
     const fired = await fetch(`${url.cron}/?cron=${encodeURIComponent('* * * * *')}`);

@@ -30,10 +30,13 @@ describe.skipIf(testMode() !== 'pg')('a dispatcher killed mid-request', () => {
     proc.stdout.on('data', (d) => (output += d));
     proc.stderr.on('data', (d) => (output += d));
     const exited = new Promise((resolve) => proc.on('exit', resolve));
-    for (let i = 0; i < 300 && r.arrivals.length < 3; i++) await sleep(50);
+    try {
+      for (let i = 0; i < 300 && r.arrivals.length < 3; i++) await sleep(50);
+    } finally {
+      proc.kill('SIGKILL');
+      await exited;
+    }
     expect(r.arrivals.length, output).toBe(3);
-    proc.kill('SIGKILL');
-    await exited;
     const held = r.arrivals.map((a) => ({ id: a.headers['webhook-id'], partition: a.body.partition, offsets: a.body.messages.map((m) => m.offset) }));
 
     // Nothing is sent while the dead dispatcher's leases live.

@@ -1060,6 +1060,8 @@ AS $function$
 DECLARE
   v_now TIMESTAMPTZ := now();
   v_claims INT := 0;
+  v_sub UUID;
+  v_skipped BOOLEAN := false;
   s queen.subscriptions;
   q queen.queues;
   sp queen.subscription_partitions;
@@ -1074,8 +1076,8 @@ DECLARE
   v_id TEXT;
   v_attempt INT;
 BEGIN
-  FOR s IN
-    SELECT * FROM queen.subscriptions sub
+  FOR v_sub IN
+    SELECT sub.id FROM queen.subscriptions sub
      WHERE sub.state = 'active' AND (p_queues IS NULL OR sub.queue_id = ANY (p_queues))
        AND (sub.throttled_until IS NULL OR sub.throttled_until <= v_now)
        -- Only a subscription that may have work is locked: a row lock makes the statement a write
@@ -1095,9 +1097,15 @@ BEGIN
             OR NOT EXISTS (SELECT 1 FROM queen.consumer_subscriptions cs
                             WHERE cs.queue_id = sub.queue_id AND cs.consumer_group = sub.consumer_group))
      ORDER BY sub.last_attempt_at NULLS FIRST, sub.id
-       FOR UPDATE SKIP LOCKED
   LOOP
     EXIT WHEN v_claims >= p_max_claims;
+    SELECT * INTO s FROM queen.subscriptions sub WHERE sub.id = v_sub AND sub.state = 'active' FOR UPDATE SKIP LOCKED;
+    IF NOT FOUND THEN
+      -- Another statement holds it: a claim whose look may predate a push this caller was started
+      -- for. Said in a row of its own (claim 0), so the caller looks again shortly.
+      v_skipped := true;
+      CONTINUE;
+    END IF;
     v_free := s.max_in_flight - (SELECT count(*) FROM queen.subscription_partitions x
                                   WHERE x.subscription_id = s.id AND x.lease_until > v_now);
     CONTINUE WHEN v_free <= 0;
@@ -1164,6 +1172,10 @@ BEGIN
       UPDATE queen.subscriptions sub SET rate_tokens = v_tokens, rate_at = v_now WHERE sub.id = s.id;
     END IF;
   END LOOP;
+  IF v_skipped THEN
+    claim := 0;
+    RETURN NEXT;
+  END IF;
 END
 $function$;
 

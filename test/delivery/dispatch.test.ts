@@ -6,6 +6,7 @@ import { observe, type StatementLog } from '../../lib/db/client.js';
 import parsePrometheus from 'parse-prometheus-text-format';
 import { testClient } from '../support/client.js';
 import { useDatabase } from '../support/db.js';
+import { testMode } from '../support/mode.js';
 import { cursor } from '../pop/helpers.js';
 import { attempts, config, pushTo, receiver, subscribe, subscriptionRow, type Receiver } from './helpers.js';
 
@@ -138,6 +139,23 @@ describe('the dispatcher', () => {
     expect(r.arrivals[1]!.headers['webhook-id']).toBe(r.arrivals[0]!.headers['webhook-id']);
     expect(second).toMatchObject({ outcome: 'delivered', error: null });
     expect((await cursor(db(), 'lost', 'p', 'ls')).committed).toBe('2');
+  });
+
+  it.skipIf(testMode() !== 'pg')('looks again when another statement held the subscription, instead of leaving the push to the next sweep', async () => {
+    const r = await receiver('whsec_AAAA');
+    open.push(r);
+    const sub = await subscribe(db(), 'held', 'h', r.url);
+    await pushTo(db(), 'held', ['p'], 1);
+    // Another run's claim (or settle) holds the row for a moment while this run is started.
+    const holding = db().transaction(async (tx) => {
+      await tx.query('SELECT 1 FROM queen.subscriptions WHERE id = $1 FOR UPDATE', [sub.id]);
+      await new Promise((resolve) => setTimeout(resolve, 300));
+    });
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const report = await runDelivery(db(), config, soon());
+    await holding;
+    expect(report.delivered).toBe(1);
+    expect(r.arrivals).toHaveLength(1);
   });
 
   it('keeps the attempts log a week: retention deletes older attempts and keeps the rest', async () => {

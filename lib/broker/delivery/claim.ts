@@ -50,10 +50,17 @@ type ClaimRowOut = PopRow & {
 
 const CLAIM_SQL = 'SELECT * FROM queen.delivery_claim(p_queues => $1, p_max_claims => $2, p_max_bytes => $3)';
 
+export interface Claimed {
+  batches: DeliveryBatch[];
+  /** A subscription that may have had work was held by another statement and not looked at. */
+  skipped: boolean;
+}
+
 /** Claims up to `max` batches, of the subscriptions of `queueIds` only when given. */
-export async function claimBatches(db: Queryable, config: Config, queueIds: readonly number[] | undefined, max: number): Promise<DeliveryBatch[]> {
+export async function claimBatches(db: Queryable, config: Config, queueIds: readonly number[] | undefined, max: number): Promise<Claimed> {
   const rows = await db.query<ClaimRowOut>(CLAIM_SQL, [queueIds ?? null, max, config.maxResponseBytes]);
-  return groupClaims(rows).map(({ first: r, ...range }) => ({
+  const skipped = rows.length > 0 && rows.at(-1)!.claim === 0;
+  const batches = groupClaims(skipped ? rows.slice(0, -1) : rows).map(({ first: r, ...range }) => ({
     subscriptionId: r.subscription_id,
     subscriptionName: r.subscription_name,
     tenant: r.tenant_id,
@@ -72,4 +79,5 @@ export async function claimBatches(db: Queryable, config: Config, queueIds: read
     attempt: r.attempt,
     range,
   }));
+  return { batches, skipped };
 }

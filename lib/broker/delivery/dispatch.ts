@@ -31,6 +31,7 @@ export interface DispatchReport {
 const MAX_OPEN = 256;
 const MAX_CLAIMS = 64;
 const RECHECK_MS = 50;
+const MAX_SKIPPED_LOOKS = 20;
 
 function abortableSleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
   return new Promise((resolve) => {
@@ -69,6 +70,7 @@ export async function runDelivery(db: Database, config: Config, options: Dispatc
   const log = options.log ?? ((m, e) => console.error(m, e));
   const open = new Set<Promise<void>>();
   let lookedAgain = false;
+  let skippedLooks = 0;
   // Settles finished so far: one that finishes while a claim runs may have freed what that claim
   // skipped (the subscription row it held), so the claim is made again.
   let settled = 0;
@@ -78,7 +80,7 @@ export async function runDelivery(db: Database, config: Config, options: Dispatc
     while (Date.now() < options.deadline && !options.signal?.aborted) {
       const room = Math.min(MAX_CLAIMS, MAX_OPEN - open.size);
       const before = settled;
-      const batches = room > 0 ? await claimBatches(db, config, options.queueIds, room) : [];
+      const { batches, skipped } = room > 0 ? await claimBatches(db, config, options.queueIds, room) : { batches: [], skipped: false };
       for (const batch of batches) {
         const sent: Promise<void> = deliverBatch(db, config, batch, report)
           .catch((err) => log(`delivery: batch ${batch.webhookId} of subscription ${batch.subscriptionId}`, err))
@@ -88,10 +90,20 @@ export async function runDelivery(db: Database, config: Config, options: Dispatc
           });
         open.add(sent);
       }
-      if (batches.length > 0) lookedAgain = false;
+      if (batches.length > 0) {
+        lookedAgain = false;
+        skippedLooks = 0;
+      }
       if (batches.length > 0 || settled !== before) continue;
       if (open.size > 0) {
         await Promise.race(open);
+        continue;
+      }
+      // A subscription held by another run's claim, which may have looked before the push this
+      // run was started for: look again once that claim is over, a few times at most.
+      if (skipped && skippedLooks < MAX_SKIPPED_LOOKS) {
+        skippedLooks += 1;
+        await sleep(RECHECK_MS);
         continue;
       }
       const next = await nextDue(db, options);

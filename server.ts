@@ -1,8 +1,9 @@
 // `npm start`: every function on one port, on embedded PGlite in ./.queen unless DATABASE_URL is
-// set, with the retention job on a timer. Deployed functions are the same app, one family each.
+// set, with the scheduled jobs (lib/jobs.ts) on timers and delivery started in process after each
+// push to a subscribed queue. Deployed functions are the same app, one family each.
 import { resolve } from 'node:path';
 import { allFunctions } from './functions/index.js';
-import runScheduledRetention from './functions/retention.js';
+import { JOB_RUNS } from './functions/jobs.js';
 import { readConfig, weakJwtSecret } from './lib/config.js';
 import { connect } from './lib/db/client.js';
 import type { Database } from './lib/db/types.js';
@@ -10,15 +11,20 @@ import { MigrationError, migrateWithReport } from './lib/db/migrate.js';
 import { buildApp } from './lib/http/app.js';
 import { authenticate } from './lib/http/auth.js';
 import { DataDirLocked, lockDataDir, type DataDirLock } from './lib/http/runtime/data-dir-lock.js';
+import { localDeliveryTrigger } from './lib/http/runtime/delivery-trigger.js';
+import { startJobLoop } from './lib/http/runtime/job-loop.js';
 import { onStopSignals, serveNode, type NodeServer } from './lib/http/runtime/node.js';
-import { startRetentionLoop } from './lib/http/runtime/retention-loop.js';
+import { JOBS, jobInterval, jobLabel, localRunMs } from './lib/jobs.js';
 
 const env = process.env;
 const config = readConfig(env, { auth: 'none' });
 const port = Number(env.PORT || 6632);
 // With auth off every caller is an admin: stay on loopback unless HOST says otherwise.
 const host = env.HOST || (config.auth === 'none' ? '127.0.0.1' : '0.0.0.0');
-const retentionMs = Number(env.RETENTION_INTERVAL || 60_000);
+const jobs = JOBS.flatMap((job) => {
+  const intervalMs = jobInterval(job, env);
+  return intervalMs === null ? [] : [{ job, intervalMs }];
+});
 const dataDir = resolve('.queen');
 const log = (message: string, err?: unknown) => (err === undefined ? console.log(message) : console.error(message, err));
 
@@ -47,23 +53,30 @@ if (!config.databaseUrl) {
 }
 db = await connect(config.databaseUrl ? { url: config.databaseUrl, preparedStatements: config.preparedStatements } : { dataDir });
 const migrated = await migrateWithReport(db).catch((err: unknown) => (err instanceof MigrationError ? refuse(err.message) : Promise.reject(err)));
+const delivery = localDeliveryTrigger(db, config, log);
 const app = buildApp(allFunctions, {
   config,
   database: () => db!,
   authenticate: config.auth === 'jwt' ? authenticate : undefined,
+  afterPush: delivery.afterPush,
 });
 const server: NodeServer = await serveNode(app, port, host).catch((err: NodeJS.ErrnoException) =>
   err.code === 'EADDRINUSE'
     ? refuse(`queen: port ${port} on ${host} is already in use; stop what listens there, or pick another port: PORT=${port + 1} npm start`)
     : Promise.reject(err),
 );
-const retention = startRetentionLoop(() => runScheduledRetention(db!), retentionMs, log);
+// A run starts work for localRunMs (the delivery sweep stops claiming then); stop() cuts it short.
+const loop = startJobLoop(
+  jobs.map(({ job, intervalMs }) => ({ name: jobLabel(job), intervalMs, run: (signal) => JOB_RUNS[job.name](db!, config, Date.now() + localRunMs(intervalMs), log, signal) })),
+  log,
+);
 
 // Before the banner: whoever reads it may signal at once.
 onStopSignals(async (reason) => {
   log(`${reason}: finishing in-flight requests`);
   await server.close();
-  await retention.stop();
+  await loop.stop();
+  await delivery.stop();
   await db!.close();
   lock?.release();
   log('stopped cleanly');
@@ -78,7 +91,7 @@ console.log(
   [
     `queen listening on ${server.url} (database: ${config.databaseUrl ? `${db.driver} at ${new URL(config.databaseUrl).host}` : `PGlite in ${dataDir}`}; ${migrated.applied.length} migration(s) applied${repaired})`,
     config.auth === 'none' ? 'auth is OFF (QUEEN_AUTH=none): every caller is an admin of the default tenant' : 'auth is ON (QUEEN_AUTH=jwt): every route but /health needs a bearer token',
-    `retention runs every ${retentionMs} ms`,
+    jobs.length ? jobs.map(({ job, intervalMs }) => `${jobLabel(job)} runs every ${intervalMs} ms`).join(', ') : 'no scheduled jobs',
     ...(config.auth === 'jwt' ? ['first: export TOKEN=$(npx queen-serverless token --role admin)   # signed with the same JWT_SECRET'] : []),
     `try: curl -X POST ${server.url}/api/v1/push${bearer} -H 'content-type: application/json' -d '{"items":[{"queue":"demo","payload":{"hello":"world"}}]}'`,
     `then: curl${bearer} '${server.url}/api/v1/pop/queue/demo?batch=10'`,

@@ -1,7 +1,9 @@
 // Deploys the broker to AWS with sst v4: one Lambda per route family behind one Router URL, the
-// retention schedule, and a migration step the deploy runs before the new code goes live.
+// Deliver function pushes invoke, one schedule per job of lib/jobs.ts, and a migration step the
+// deploy runs before the new code goes live.
 //   npx sst secret set DatabaseUrl 'postgres://…' --stage prod && npx sst deploy --stage prod
-// Read at deploy time (docs/deploy-aws.md): QUEEN_AWS_REGION, QUEEN_RETENTION_SCHEDULE, JWT_JWKS_URL….
+// Read at deploy time (docs/deploy-aws.md): QUEEN_AWS_REGION, QUEEN_RETENTION_SCHEDULE,
+// QUEEN_DELIVERY_SCHEDULE, JWT_JWKS_URL….
 
 // Which paths each route family answers (docs/api.md#routes); the Router sends each prefix to its
 // function.
@@ -15,21 +17,13 @@ const ROUTES = {
     '/api/v1/status', '/api/v1/analytics', '/api/v1/system', '/api/v1/migration', '/api/me', '/metrics', '/streams',
   ],
   Dlq: ['/api/v1/dlq', '/api/v1/messages', '/api/v1/traces'],
+  Delivery: ['/api/v1/subscriptions'],
 } as const;
 
-// Each run wakes a suspended Neon compute for its 5-minute scale-to-zero window: every minute would
-// keep it running (and billed) around the clock, hourly costs at most 5 minutes an hour.
-const DEFAULT_RETENTION_SCHEDULE = 'rate(1 hour)';
-
-/** QUEEN_RETENTION_SCHEDULE: an EventBridge Scheduler rate()/cron() expression, or "off". */
-function retentionSchedule(raw = process.env.QUEEN_RETENTION_SCHEDULE) {
-  const value = raw?.trim() || DEFAULT_RETENTION_SCHEDULE;
-  if (value === 'off') return { schedule: DEFAULT_RETENTION_SCHEDULE, enabled: false } as const;
-  if (!/^(rate|cron)\(.+\)$/.test(value)) {
-    throw new Error(`QUEEN_RETENTION_SCHEDULE must be rate(…), cron(…) or off, e.g. "rate(6 hours)"; got "${value}"`);
-  }
-  return { schedule: value as `rate(${string})` | `cron(${string})`, enabled: true } as const;
-}
+// The route families whose requests push (push, pushes inside a transaction, a dead letter's retry
+// and redrive): they invoke the Deliver function after a push to a subscribed queue
+// (docs/delivery.md#dispatch).
+const PUSHING = new Set(['Push', 'Ack', 'Dlq']);
 
 export default $config({
   app(input) {
@@ -45,6 +39,8 @@ export default $config({
     };
   },
   async run() {
+    // sst allows no top-level imports here: the job list is loaded when the config runs.
+    const { JOBS, jobSchedule } = await import('./lib/jobs.js');
     const databaseUrl = new sst.Secret('DatabaseUrl');
     const jwtSecret = new sst.Secret('JwtSecret', '');
     const encryptionKey = new sst.Secret('QueenEncryptionKey', '');
@@ -101,8 +97,12 @@ export default $config({
         },
       },
     });
+    // Invoked asynchronously (InvocationType Event) by a push; the delivery sweep has a function of its own.
+    const deliver = new sst.aws.Function('Deliver', { ...shared, handler: 'functions/lambda/deliver.handler', timeout: '60 seconds' }, { dependsOn: [migration] });
+
     const functions: Record<string, unknown> = {};
     for (const [name, paths] of Object.entries(ROUTES)) {
+      const pushes = PUSHING.has(name);
       const fn = new sst.aws.Function(
         name,
         {
@@ -110,6 +110,10 @@ export default $config({
           handler: `functions/lambda/${name.toLowerCase()}.handler`,
           timeout: name === 'Pop' ? '35 seconds' : '20 seconds',
           url: true,
+          ...(pushes && {
+            environment: { ...environment, QUEEN_DELIVER_FUNCTION: deliver.name },
+            permissions: [{ actions: ['lambda:InvokeFunction'], resources: [deliver.arn] }],
+          }),
         },
         { dependsOn: [migration] },
       );
@@ -117,16 +121,17 @@ export default $config({
       functions[name] = fn.url;
     }
 
-    // A run deletes in statements of 10,000 segments: the time limit covers a long backlog, and a
-    // run cut short leaves nothing half-done (the next run carries on).
-    new sst.aws.CronV2(
-      'Retention',
-      {
-        function: { ...shared, handler: 'functions/lambda/retention.handler', timeout: '5 minutes' },
-        ...retentionSchedule(),
-      },
-      { dependsOn: [migration] },
-    );
+    // One schedule per job, each with its own function: a run stops starting work near its time limit.
+    for (const job of JOBS) {
+      new sst.aws.CronV2(
+        job.name,
+        {
+          function: { ...shared, handler: job.handler, timeout: `${job.timeoutSeconds} seconds` },
+          ...jobSchedule(job, process.env),
+        },
+        { dependsOn: [migration] },
+      );
+    }
 
     return { url: router.url, ...functions };
   },

@@ -3,7 +3,7 @@
 import { ackMessages } from '../lib/broker/ack.js';
 import { extendLease } from '../lib/broker/lease.js';
 import { runTransaction } from '../lib/broker/transaction.js';
-import { defineFunction, requireRole } from '../lib/http/context.js';
+import { afterPush, defineFunction, requireRole } from '../lib/http/context.js';
 import { readAck, readAckBatch, readLeaseExtend, readTransaction } from '../lib/http/requests/ack.js';
 
 export default defineFunction('ack', (app) => {
@@ -25,6 +25,9 @@ export default defineFunction('ack', (app) => {
   app.post('/api/v1/transaction', requireRole('read-write'), async (c) => {
     const request = await readTransaction(c);
     const { tenant, sub } = c.get('principal');
-    return c.json(await runTransaction(c.get('db'), { tenant, sub, config: c.get('config') }, request));
+    const response = await runTransaction(c.get('db'), { tenant, sub, config: c.get('config') }, request);
+    // A rolled-back transaction pushed nothing.
+    if (response.success) await afterPush(c, response.results.flatMap((r) => (r.type === 'push' ? [r] : [])));
+    return c.json(response);
   });
 });

@@ -4,8 +4,9 @@ import type { Context } from 'hono';
 import { deleteDlq, listDlq, moveToDlq, retryDlq } from '../lib/broker/dead-letter.js';
 import { listMessages } from '../lib/broker/message-list.js';
 import { getMessage } from '../lib/broker/messages.js';
+import { redriveDlq } from '../lib/broker/redrive.js';
 import { recordTrace, traceNames, tracesByName, tracesOfMessage } from '../lib/broker/traces.js';
-import { defineFunction, requireRole, type BrokerEnv } from '../lib/http/context.js';
+import { afterPush, defineFunction, requireRole, type BrokerEnv } from '../lib/http/context.js';
 import {
   readDlqAddress,
   readDlqQuery,
@@ -16,6 +17,7 @@ import {
   readTraceNamesPage,
   readTracesByName,
 } from '../lib/http/requests/dlq.js';
+import { readRedrive } from '../lib/http/requests/delivery.js';
 
 // Payloads are spliced in verbatim, so these bodies arrive as finished JSON text.
 const json = (c: Context<BrokerEnv>, text: string) => c.body(text, 200, { 'content-type': 'application/json; charset=UTF-8' });
@@ -24,6 +26,15 @@ export default defineFunction('dlq', (app) => {
   app.get('/api/v1/dlq', requireRole('read-only'), async (c) =>
     json(c, await listDlq(c.get('db'), c.get('principal').tenant, readDlqQuery(c), c.get('config'))),
   );
+
+  app.post('/api/v1/dlq/redrive', requireRole('admin'), async (c) => {
+    const filter = await readRedrive(c);
+    const { tenant, sub } = c.get('principal');
+    const result = await redriveDlq(c.get('db'), { tenant, sub, config: c.get('config') }, filter);
+    // Re-pushed messages are pushes: a subscription of the queue delivers them at once.
+    if (result.redriven > 0) await afterPush(c, [{ status: 'queued', queueName: filter.queue }]);
+    return c.json(result);
+  });
 
   app.get('/api/v1/messages', requireRole('read-only'), async (c) =>
     c.json(await listMessages(c.get('db'), c.get('principal').tenant, readMessageFilter(c))),
@@ -37,7 +48,9 @@ export default defineFunction('dlq', (app) => {
   app.post('/api/v1/messages/:partitionId/:transactionId/retry', requireRole('admin'), async (c) => {
     const a = await readRetryAddress(c);
     const { tenant, sub } = c.get('principal');
-    return c.json(await retryDlq(c.get('db'), { tenant, sub, config: c.get('config') }, a));
+    const { answer, queue } = await retryDlq(c.get('db'), { tenant, sub, config: c.get('config') }, a);
+    await afterPush(c, [{ status: 'queued', queueName: queue }]);
+    return c.json(answer);
   });
 
   app.post('/api/v1/messages/:partitionId/:transactionId/dlq', requireRole('admin'), () => moveToDlq());

@@ -1,12 +1,15 @@
-// POST /api/v1/push (docs/semantics.md#push): parse with payloads kept verbatim, push, answer 201.
+// POST /api/v1/push (docs/semantics.md#push): parse with payloads kept verbatim, push, let the
+// runtime start delivery to subscribed queues (docs/delivery.md#dispatch), answer 201.
 import { pushItems } from '../lib/broker/push.js';
-import { defineFunction, requireRole } from '../lib/http/context.js';
+import { afterPush, defineFunction, requireRole } from '../lib/http/context.js';
 import { readPushRequest } from '../lib/http/requests/push.js';
 
 export default defineFunction('push', (app) => {
   app.post('/api/v1/push', requireRole('read-write'), async (c) => {
     const items = await readPushRequest(c);
     const { tenant, sub } = c.get('principal');
-    return c.json(await pushItems(c.get('db'), { tenant, sub, config: c.get('config') }, items), 201);
+    const results = await pushItems(c.get('db'), { tenant, sub, config: c.get('config') }, items);
+    await afterPush(c, results);
+    return c.json(results, 201);
   });
 });

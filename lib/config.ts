@@ -24,6 +24,8 @@ export interface Config {
   preparedStatements: boolean;
   /** Origins browsers may call from (QUEEN_CORS_ORIGINS); null: CORS off. */
   corsOrigins: '*' | string[] | null;
+  /** QUEEN_DELIVERY_ALLOW_PRIVATE=1: subscriptions may use http: and private or loopback hosts (development, tests). */
+  deliveryAllowPrivate: boolean;
 }
 
 const MiB = 1024 * 1024;
@@ -64,6 +66,7 @@ export function readConfig(env: Env, defaults: { auth: 'jwt' | 'none' }): Config
     metricsPartitionSeries: int(env, 'QUEEN_METRICS_PARTITION_SERIES', 1000),
     preparedStatements: preparedStatements(env),
     corsOrigins: parseCorsOrigins(env.QUEEN_CORS_ORIGINS),
+    deliveryAllowPrivate: flag(env, 'QUEEN_DELIVERY_ALLOW_PRIVATE'),
   };
 }
 
@@ -97,6 +100,14 @@ function authMode(raw: string | undefined, fallback: 'jwt' | 'none'): 'jwt' | 'n
   if (raw === undefined || raw === '') return fallback;
   if (raw === 'jwt' || raw === 'none') return raw;
   throw new Error(`QUEEN_AUTH must be "jwt" or "none", got "${raw}"`);
+}
+
+// Lifting the endpoint rules must be deliberate: only "1" (or unset/"0") is taken.
+function flag(env: Env, key: string): boolean {
+  const raw = env[key];
+  if (raw === undefined || raw === '' || raw === '0') return false;
+  if (raw === '1') return true;
+  throw new Error(`${key} must be "1" or "0", got "${raw}"`);
 }
 
 function int(env: Env, key: string, fallback: number): number {

@@ -11,7 +11,7 @@ import { build } from 'esbuild';
 const root = resolve(fileURLToPath(new URL('..', import.meta.url)));
 const zstdDist = join(dirname(createRequire(import.meta.url).resolve('@bokuweb/zstd-wasm')), '..');
 
-export const LAMBDA_FUNCTIONS = ['push', 'pop', 'ack', 'configure', 'dlq', 'retention', 'migrate'] as const;
+export const LAMBDA_FUNCTIONS = ['push', 'pop', 'ack', 'configure', 'dlq', 'retention', 'deliver', 'migrate'] as const;
 export const WORKER_FUNCTIONS = ['queen'] as const;
 
 export interface BundleInfo {

@@ -78,7 +78,7 @@ export interface DlqFilter {
   offset: number;
 }
 
-type DlqRow = {
+export type DlqRow = {
   partition_id: string;
   consumer_group: string;
   msg_offset: string;
@@ -97,7 +97,7 @@ type DlqRow = {
   total?: string;
 };
 
-const DLQ_COLUMNS = `d.partition_id, d.consumer_group, d.msg_offset, d.message_id, d.transaction_id, d.trace_id,
+export const DLQ_COLUMNS = `d.partition_id, d.consumer_group, d.msg_offset, d.message_id, d.transaction_id, d.trace_id,
   d.producer_sub, d.payload, d.encrypted, d.error_message, d.retry_count, d.created_at, d.failed_at`;
 
 const FILTERED = `FROM queen.log_dlq d
@@ -174,20 +174,32 @@ const notInDlq = (a: DlqAddress) =>
 /**
  * Re-pushes the dead-lettered payload once to its queue and partition under a fresh
  * transactionId and deletes the DLQ rows, in one transaction: the delete runs first, so a
- * concurrent retry of the same rows waits for it and then finds nothing.
+ * concurrent retry of the same rows waits for it and then finds nothing. Answers the route's body
+ * and the queue pushed to.
  */
 export async function retryDlq(db: Database, ctx: PushContext, a: DlqAddress) {
   return db.transaction(async (tx) => {
     const rows = await tx.query<DlqRow>(DELETE_SQL, deleteParams(ctx.tenant, a));
     if (rows.length === 0) throw notInDlq(a);
     const newest = rows.reduce((x, y) => (y.failed_at > x.failed_at ? y : x));
-    const text = await payloadText(newest.payload, newest.encrypted, ctx.config, newest.queue);
-    const transactionId = uuidv7();
-    const [pushed] = await pushItems(tx, ctx, [
-      { queue: newest.queue, partition: newest.partition, payload: new TextEncoder().encode(text), transactionId, traceId: newest.trace_id },
-    ]);
-    return { success: true as const, transactionId, messageId: pushed!.message_id, offset: pushed!.offset, partitionId: pushed!.partition_id, removed: rows.length };
+    const [pushed] = await repushDeadLetters(tx, ctx, [newest]);
+    const answer = { success: true as const, transactionId: pushed!.transaction_id, messageId: pushed!.message_id, offset: pushed!.offset, partitionId: pushed!.partition_id, removed: rows.length };
+    return { answer, queue: pushed!.queueName };
   });
+}
+
+/**
+ * Pushes each dead letter's payload again, in the given order, to its queue and partition under a
+ * fresh transactionId. The single retry and the redrive call it in the transaction that deleted
+ * the rows, so a call retried after a lost answer finds them gone and pushes nothing twice.
+ */
+export async function repushDeadLetters(tx: Queryable, ctx: PushContext, rows: readonly DlqRow[]) {
+  const items = [];
+  for (const r of rows) {
+    const text = await payloadText(r.payload, r.encrypted, ctx.config, r.queue);
+    items.push({ queue: r.queue, partition: r.partition, payload: new TextEncoder().encode(text), transactionId: uuidv7(), traceId: r.trace_id });
+  }
+  return pushItems(tx, ctx, items);
 }
 
 export async function deleteDlq(db: Queryable, tenant: string, a: DlqAddress) {

@@ -3,13 +3,10 @@
 // segment and sidecar bytes). Per-partition series stop at a limit; per-queue aggregates never do.
 // No process, worker, pool or request-count family: a serverless deployment has none to describe.
 import type { Queryable } from '../db/types.js';
+import { subscriptionFamilies } from './delivery/metrics.js';
+import type { MetricFamily } from './metric-family.js';
 
-export interface MetricFamily {
-  name: string;
-  help: string;
-  type: 'gauge' | 'counter';
-  samples: { labels?: Record<string, string>; value: number }[];
-}
+export type { MetricFamily } from './metric-family.js';
 
 interface Snapshot {
   queues: {
@@ -99,6 +96,7 @@ export async function collectMetrics(db: Queryable, tenant: string, options: Met
     family('queen_consumer_leased_partitions', 'gauge', 'Partitions of the queue with a live lease of the consumer group.', perGroup((g) => g.leased)),
     family('queen_consumer_consumed_messages_total', 'counter', "Messages the consumer group's cursors have advanced past on the queue (resets when the group is deleted).", perGroup((g) => g.consumed)),
   );
+  families.push(...(await subscriptionFamilies(db, tenant, s.groups)));
   if (s.tables) {
     families.push(family('queen_table_bytes', 'gauge', 'Size of a queen table with its indexes and TOAST, database-wide.', s.tables.map((t) => ({ labels: { table: t.table }, value: t.bytes }))));
   }

@@ -2,13 +2,11 @@
 // and returns the whole segment rows; this module slices and decodes them (PostgreSQL never
 // decompresses) and builds the response text with each payload spliced in verbatim.
 import { v7 as uuidv7 } from 'uuid';
-import { bytesToUuid } from '../codec/frame.js';
 import { ensureZstd } from '../codec/zstd.js';
 import type { Config } from '../config.js';
 import type { PopRow } from '../db/rows.js';
 import type { Database, Queryable } from '../db/types.js';
-import { decryptPayload, requireEncryptionKey } from './encryption.js';
-import { decodeSegmentRow } from './segments.js';
+import { groupClaims, readSegment, type ClaimedMessage, type ClaimRange } from './claims.js';
 
 export type SubscriptionMode = 'all' | 'new' | 'from';
 
@@ -40,16 +38,12 @@ export interface PopResult {
   body: string;
   messageCount: number;
   leaseId: string;
+  /** What the body renders: the claims in claim order, each with the messages the body carries. */
+  claims: PoppedClaim[];
 }
 
-interface Claim {
-  queue: string;
-  partitionId: string;
-  partition: string;
-  from: number;
-  batchEnd: number;
-  attempt: number;
-  segments: PopRow[];
+export interface PoppedClaim extends ClaimRange {
+  messages: ClaimedMessage[];
   /** Last offset actually put in the response; null when none. */
   delivered: number | null;
 }
@@ -58,7 +52,6 @@ const POP_SQL = 'SELECT * FROM queen.pop($1, $2, $3, $4, $5, $6, $7, $8, $9, $10
 const SHRINK_SQL = 'SELECT queen.pop_shrink($1, $2, $3, $4, $5, $6, $7)';
 // Room for the envelope around the messages array.
 const ENVELOPE_BYTES = 1024;
-const decoder = new TextDecoder();
 const json = JSON.stringify;
 
 /** One pop attempt: null when there is nothing to deliver (204). */
@@ -80,7 +73,7 @@ export async function popOnce(db: Queryable, ctx: PopContext, req: PopRequest): 
     ctx.config.maxResponseBytes,
   ]);
   if (rows.length === 0) return null;
-  const claims = groupClaims(rows);
+  const claims: PoppedClaim[] = groupClaims(rows).map((c) => ({ ...c, messages: [], delivered: null }));
   let rendered: Awaited<ReturnType<typeof renderMessages>>;
   try {
     rendered = await renderMessages(claims, req, leaseId, ctx.config);
@@ -95,7 +88,7 @@ export async function popOnce(db: Queryable, ctx: PopContext, req: PopRequest): 
     `{"success":true,"queue":${json(first.queue)},"partition":${json(first.partition)},` +
     `"partitionId":${json(first.partitionId)},"leaseId":${json(leaseId)},"consumerGroup":${json(req.group)},` +
     `"partitionsClaimed":${claims.filter((c) => c.delivered !== null).length},"messages":[${parts.join(',')}]}`;
-  return { body, messageCount: parts.length, leaseId };
+  return { body, messageCount: parts.length, leaseId, claims };
 }
 
 /**
@@ -115,33 +108,9 @@ export async function popMessages(db: Database, ctx: PopContext, req: PopRequest
   }
 }
 
-function groupClaims(rows: PopRow[]): Claim[] {
-  const claims: Claim[] = [];
-  let current: Claim | undefined;
-  let currentNo = -1;
-  for (const row of rows) {
-    if (row.claim !== currentNo) {
-      currentNo = row.claim;
-      current = {
-        queue: row.queue_name,
-        partitionId: String(row.partition_id),
-        partition: row.partition_name,
-        from: Number(row.from_offset),
-        batchEnd: Number(row.batch_end),
-        attempt: row.attempt,
-        segments: [],
-        delivered: null,
-      };
-      claims.push(current);
-    }
-    current!.segments.push(row);
-  }
-  return claims;
-}
-
 // Decodes the leased ranges in claim order and renders each message, stopping before the
 // response would pass maxResponseBytes (always at least one message).
-async function renderMessages(claims: Claim[], req: PopRequest, leaseId: string, config: Config) {
+async function renderMessages(claims: PoppedClaim[], req: PopRequest, leaseId: string, config: Config) {
   await ensureZstd();
   const parts: string[] = [];
   const cap = config.maxResponseBytes - ENVELOPE_BYTES;
@@ -153,23 +122,21 @@ async function renderMessages(claims: Claim[], req: PopRequest, leaseId: string,
       `"leaseId":${json(leaseId)},"consumerGroup":${json(req.group)},`;
     for (const seg of claim.segments) {
       if (truncated) break;
-      for (const m of decodeSegmentRow(seg, claim.from, claim.batchEnd, claim.partitionId)) {
-        let payload = m.payload;
-        if (m.encrypted) payload = await decryptPayload(await requireEncryptionKey(config, claim.queue), payload);
-        const data = decoder.decode(payload);
+      for (const m of await readSegment(claim, seg, config)) {
         const part =
-          `{"id":"${bytesToUuid(m.messageId)}","transactionId":${json(m.transactionId)},` +
-          `"traceId":${m.traceId ? `"${bytesToUuid(m.traceId)}"` : 'null'},"data":${data},` +
-          `"producerSub":${json(m.producerSub)},"createdAt":"${seg.created_at.toISOString()}"` +
+          `{"id":"${m.id}","transactionId":${json(m.transactionId)},` +
+          `"traceId":${m.traceId ? `"${m.traceId}"` : 'null'},"data":${m.data},` +
+          `"producerSub":${json(m.producerSub)},"createdAt":"${m.createdAt.toISOString()}"` +
           tail +
           `"offset":${m.offset},"attempt":${claim.attempt}}`;
-        const bytes = part.length + (payload.length - data.length) + 1;
+        const bytes = part.length + (m.dataBytes - m.data.length) + 1;
         if (parts.length > 0 && size + bytes > cap) {
           truncated = true;
           break;
         }
         size += bytes;
         parts.push(part);
+        claim.messages.push(m);
         claim.delivered = m.offset;
       }
     }
@@ -181,7 +148,7 @@ async function renderMessages(claims: Claim[], req: PopRequest, leaseId: string,
 // Error path: nothing reaches the client, so give back every lease this pop took (and the
 // attempt it counted; for autoAck the cursor), instead of holding the partitions until leaseTime
 // runs out. The caller's error is the one that matters; a failed release leaves the lease to expire.
-async function releaseClaims(db: Queryable, ctx: PopContext, req: PopRequest, leaseId: string, claims: Claim[], cause: unknown) {
+async function releaseClaims(db: Queryable, ctx: PopContext, req: PopRequest, leaseId: string, claims: PoppedClaim[], cause: unknown) {
   for (const claim of claims) claim.delivered = null;
   try {
     await shrinkLeases(db, ctx, req, leaseId, claims);
@@ -191,7 +158,7 @@ async function releaseClaims(db: Queryable, ctx: PopContext, req: PopRequest, le
 }
 
 // Rare path: lease only what the response carries (docs/semantics.md#response-size).
-async function shrinkLeases(db: Queryable, ctx: PopContext, req: PopRequest, leaseId: string, claims: Claim[]) {
+async function shrinkLeases(db: Queryable, ctx: PopContext, req: PopRequest, leaseId: string, claims: PoppedClaim[]) {
   const cut = claims.filter((c) => c.delivered !== c.batchEnd);
   await db.query(SHRINK_SQL, [
     ctx.tenant,

@@ -5,6 +5,7 @@
 // a run is idempotent. Each run first rolls up the per-minute figures (before it deletes what they
 // count), and records what each rule deleted.
 import type { Database } from '../db/types.js';
+import { purgeAttempts } from './delivery/attempts.js';
 import { purgeTraces } from './traces.js';
 import { recordRetention, rollupMinuteStats, type RollupReport } from './minute-stats.js';
 
@@ -30,6 +31,8 @@ export interface RetentionReport {
   sidecarRowsPurged: number;
   queues: QueueRetention[];
   tracesDeleted: number;
+  /** Delivery attempts older than a week (docs/delivery.md). */
+  attemptsDeleted: number;
   stats: RollupReport | null;
 }
 
@@ -65,6 +68,7 @@ export async function runRetention(db: Database, options: RetentionOptions = {})
     sidecarRowsPurged: 0,
     queues: [],
     tracesDeleted: 0,
+    attemptsDeleted: 0,
     stats,
   };
   const perQueue = new Map<string, QueueRetention>();
@@ -140,6 +144,7 @@ export async function runRetention(db: Database, options: RetentionOptions = {})
   };
   await Promise.all(Array.from({ length: Math.min(parallel, candidates.length) }, worker));
   report.tracesDeleted = await purgeTraces(db);
+  report.attemptsDeleted = await purgeAttempts(db);
   report.queues = [...perQueue.values()].sort((a, b) => (a.tenant + a.queue < b.tenant + b.queue ? -1 : 1));
   await recordRetention(
     db,

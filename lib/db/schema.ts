@@ -5,7 +5,9 @@ import { sql } from 'drizzle-orm';
 import {
   bigint,
   boolean,
+  check,
   customType,
+  doublePrecision,
   index,
   integer,
   jsonb,
@@ -294,3 +296,97 @@ export const tenantSettings = queen.table('tenant_settings', {
   popMaintenance: boolean('pop_maintenance').notNull().default(false),
   updatedAt: instant('updated_at').notNull().defaultNow(),
 });
+
+// Push delivery (docs/delivery.md): a subscription POSTs its consumer group's batches to a URL.
+// headers, secret and previous_secret are stored sealed (lib/broker/delivery/secrets.ts).
+export const subscriptions = queen.table(
+  'subscriptions',
+  {
+    id: uuid('id').primaryKey(),
+    tenantId: text('tenant_id').notNull(),
+    queueId: bigint('queue_id', { mode: 'number' })
+      .notNull()
+      .references(() => queues.id, { onDelete: 'cascade' }),
+    name: text('name').notNull(),
+    consumerGroup: text('consumer_group').notNull(),
+    url: text('url').notNull(),
+    state: text('state').notNull().default('active'),
+    pausedReason: text('paused_reason'),
+    batchSize: integer('batch_size').notNull().default(10),
+    maxInFlight: integer('max_in_flight').notNull().default(16),
+    timeoutMs: integer('timeout_ms').notNull().default(15000),
+    rateLimit: integer('rate_limit').notNull().default(0),
+    retryBaseMs: integer('retry_base_ms').notNull().default(1000),
+    retryMaxMs: integer('retry_max_ms').notNull().default(300000),
+    subscriptionMode: text('subscription_mode').notNull().default('all'),
+    disableAfterMs: offset('disable_after_ms').notNull().default(86400000),
+    headers: text('headers').notNull().default('{}'),
+    secret: text('secret').notNull(),
+    previousSecret: text('previous_secret'),
+    previousSecretUntil: instant('previous_secret_until'),
+    failingSince: instant('failing_since'),
+    delivered: offset('delivered').notNull().default(0),
+    failedAttempts: offset('failed_attempts').notNull().default(0),
+    deadLettered: offset('dead_lettered').notNull().default(0),
+    lastAttemptAt: instant('last_attempt_at'),
+    createdAt: instant('created_at').notNull().defaultNow(),
+    updatedAt: instant('updated_at').notNull().defaultNow(),
+    // The dispatcher's (lib/broker/delivery/claim.ts): the rateLimit token bucket, and the time
+    // before which a throttling endpoint (429/503 with Retry-After) gets nothing.
+    rateTokens: doublePrecision('rate_tokens').notNull().default(0),
+    rateAt: instant('rate_at'),
+    throttledUntil: instant('throttled_until'),
+  },
+  (t) => [
+    uniqueIndex('subscriptions_queue_name_uk').on(t.queueId, t.name),
+    index('idx_subscriptions_tenant_queue').on(t.tenantId, t.queueId),
+    index('idx_subscriptions_active').on(t.queueId).where(sql`state = 'active'`),
+    check('subscriptions_state_check', sql`state IN ('active', 'paused')`),
+  ],
+);
+
+// One row per delivery attempt, newest read first; retention drops those older than 7 days.
+export const subscriptionAttempts = queen.table(
+  'subscription_attempts',
+  {
+    id: bigint('id', { mode: 'number' }).primaryKey().generatedAlwaysAsIdentity(),
+    subscriptionId: uuid('subscription_id')
+      .notNull()
+      .references(() => subscriptions.id, { onDelete: 'cascade' }),
+    partitionId: bigint('partition_id', { mode: 'number' }).notNull(),
+    fromOffset: offset('from_offset').notNull(),
+    toOffset: offset('to_offset').notNull(),
+    webhookId: text('webhook_id').notNull(),
+    attempt: integer('attempt').notNull(),
+    outcome: text('outcome').notNull(),
+    status: integer('status'),
+    error: text('error'),
+    latencyMs: integer('latency_ms').notNull(),
+    response: text('response'),
+    at: instant('at').notNull().defaultNow(),
+  },
+  (t) => [index('idx_subscription_attempts_sub').on(t.subscriptionId, t.id.desc())],
+);
+
+// The dispatcher's state per (subscription, partition) (docs/delivery.md): the outstanding batch a
+// retry sends again exactly (same webhook-id), and the claim in flight on it.
+export const subscriptionPartitions = queen.table(
+  'subscription_partitions',
+  {
+    subscriptionId: uuid('subscription_id')
+      .notNull()
+      .references(() => subscriptions.id, { onDelete: 'cascade' }),
+    // No foreign key: its check would wait for a push holding the partition row (docs/locking.md).
+    partitionId: bigint('partition_id', { mode: 'number' }).notNull(),
+    fromOffset: offset('from_offset'),
+    toOffset: offset('to_offset'),
+    webhookId: text('webhook_id'),
+    leaseId: text('lease_id'),
+    leaseUntil: instant('lease_until'),
+    nextAttemptAt: instant('next_attempt_at'),
+  },
+  (t) => [
+    primaryKey({ name: 'subscription_partitions_pk', columns: [t.subscriptionId, t.partitionId] }),
+    index('idx_subscription_partitions_in_flight').on(t.subscriptionId).where(sql`lease_until IS NOT NULL`),
+  ],
+);

@@ -3,7 +3,7 @@ import { Hono, type MiddlewareHandler } from 'hono';
 import type { Config } from '../config.js';
 import type { Database } from '../db/types.js';
 import { QueenError } from '../errors.js';
-import type { BrokerEnv, Principal, QueenFunction } from './context.js';
+import type { AfterPush, BrokerEnv, Principal, QueenFunction } from './context.js';
 import { corsMiddleware } from './cors.js';
 import { DEFAULT_TENANT } from './context.js';
 import { errorResponse, type Log } from './errors.js';
@@ -17,9 +17,12 @@ export interface AppOptions {
   /** Who is calling; the default (auth off) is an admin of the default tenant. */
   authenticate?: (req: Request, config: Config) => Promise<Principal>;
   log?: Log;
+  /** Starts delivery after a push commits (lib/http/runtime/delivery-trigger.ts); none by default. */
+  afterPush?: AfterPush;
 }
 
 const anonymousAdmin: Principal = { tenant: DEFAULT_TENANT, sub: null, role: 'admin' };
+const noTrigger: AfterPush = async () => {};
 
 export function buildApp(functions: QueenFunction[], options: AppOptions): Hono<BrokerEnv> {
   const log = options.log ?? ((m, e) => console.error(m, e));
@@ -49,6 +52,7 @@ export function buildApp(functions: QueenFunction[], options: AppOptions): Hono<
     c.set('config', options.config);
     c.set('principal', options.authenticate ? await options.authenticate(c.req.raw, options.config) : anonymousAdmin);
     c.set('db', await options.database());
+    c.set('afterPush', options.afterPush ?? noTrigger);
     await next();
   };
   // '/metrics/*' also matches /metrics itself.

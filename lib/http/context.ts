@@ -1,5 +1,5 @@
 // What every route sees: the database, the configuration and who is calling.
-import type { Hono, MiddlewareHandler } from 'hono';
+import type { Context, Hono, MiddlewareHandler } from 'hono';
 import type { Config } from '../config.js';
 import type { Database } from '../db/types.js';
 import { QueenError } from '../errors.js';
@@ -14,8 +14,20 @@ export interface Principal {
   role: Role;
 }
 
+/**
+ * What the runtime does once a push has committed: start delivering to the subscriptions of the
+ * queues written to (docs/delivery.md#dispatch), without holding the answer up for the deliveries.
+ */
+export type AfterPush = (db: Database, tenant: string, queues: readonly string[]) => Promise<void>;
+
 export interface BrokerEnv {
-  Variables: { db: Database; config: Config; principal: Principal };
+  Variables: { db: Database; config: Config; principal: Principal; afterPush: AfterPush };
+}
+
+/** Tells the runtime which queues a committed push wrote to (duplicates wrote nothing). */
+export async function afterPush(c: Context<BrokerEnv>, results: readonly { status: string; queueName: string }[]): Promise<void> {
+  const queues = [...new Set(results.filter((r) => r.status === 'queued').map((r) => r.queueName))];
+  if (queues.length > 0) await c.get('afterPush')(c.get('db'), c.get('principal').tenant, queues);
 }
 
 export type RouteSetup = (app: Hono<BrokerEnv>) => void;

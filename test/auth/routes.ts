@@ -3,7 +3,7 @@
 import type { Role } from '../../lib/http/context.js';
 
 export interface RouteCase {
-  method: 'GET' | 'POST' | 'DELETE';
+  method: 'GET' | 'POST' | 'PATCH' | 'DELETE';
   /** The pattern as a route family registers it with Hono. */
   pattern: string;
   path: string;
@@ -18,6 +18,7 @@ export interface RouteCase {
 
 const TXN = 'role-matrix-txn';
 const LEASE = '01937f3e-0000-7000-8000-000000000000';
+const SUB = '01937f3e-0000-7000-8000-00000000005b';
 
 export const ROUTES: RouteCase[] = [
   { method: 'POST', pattern: '/api/v1/push', path: '/api/v1/push', body: { items: [{ queue: 'rm', payload: { n: 1 } }] }, role: 'read-write' },
@@ -45,6 +46,7 @@ export const ROUTES: RouteCase[] = [
   { method: 'DELETE', pattern: '/api/v1/consumer-groups/:group/queues/:queue', path: '/api/v1/consumer-groups/g-missing/queues/rm', role: 'admin' },
   { method: 'POST', pattern: '/api/v1/stats/refresh', path: '/api/v1/stats/refresh', body: {}, role: 'admin' },
   { method: 'GET', pattern: '/api/v1/dlq', path: '/api/v1/dlq?queue=rm', role: 'read-only' },
+  { method: 'POST', pattern: '/api/v1/dlq/redrive', path: '/api/v1/dlq/redrive', body: { queue: 'rm' }, role: 'admin' },
   { method: 'GET', pattern: '/api/v1/messages', path: '/api/v1/messages?queue=rm', role: 'read-only' },
   { method: 'GET', pattern: '/api/v1/messages/:partitionId/:transactionId', path: `/api/v1/messages/1/${TXN}`, role: 'read-only' },
   { method: 'DELETE', pattern: '/api/v1/messages/:partitionId/:transactionId', path: `/api/v1/messages/1/${TXN}`, role: 'admin' },
@@ -75,6 +77,14 @@ export const ROUTES: RouteCase[] = [
   { method: 'GET', pattern: '/api/v1/migration/status', path: '/api/v1/migration/status', role: 'read-only' },
   { method: 'POST', pattern: '/api/v1/migration/:action', path: '/api/v1/migration/test-connection', body: {}, role: 'admin', answers: 501 },
   { method: 'POST', pattern: '/streams/v1/*', path: '/streams/v1/queries', body: {}, role: 'read-write', answers: 501 },
+  // Push delivery (docs/delivery.md), the delivery family.
+  { method: 'POST', pattern: '/api/v1/subscriptions', path: '/api/v1/subscriptions', body: { queue: 'rm', name: 'rm-sub', url: 'https://93.184.216.34/hook' }, role: 'admin' },
+  { method: 'GET', pattern: '/api/v1/subscriptions', path: '/api/v1/subscriptions?queue=rm', role: 'read-only' },
+  { method: 'GET', pattern: '/api/v1/subscriptions/:id', path: `/api/v1/subscriptions/${SUB}`, role: 'read-only' },
+  { method: 'PATCH', pattern: '/api/v1/subscriptions/:id', path: `/api/v1/subscriptions/${SUB}`, body: { state: 'paused' }, role: 'admin' },
+  { method: 'DELETE', pattern: '/api/v1/subscriptions/:id', path: `/api/v1/subscriptions/${SUB}`, role: 'admin' },
+  { method: 'POST', pattern: '/api/v1/subscriptions/:id/rotate-secret', path: `/api/v1/subscriptions/${SUB}/rotate-secret`, role: 'admin' },
+  { method: 'GET', pattern: '/api/v1/subscriptions/:id/attempts', path: `/api/v1/subscriptions/${SUB}/attempts?limit=5`, role: 'read-only' },
   { method: 'GET', pattern: '/api/me', path: '/api/me', role: 'read-only' },
   { method: 'GET', pattern: '/metrics', path: '/metrics', role: 'read-only' },
   { method: 'GET', pattern: '/metrics/prometheus', path: '/metrics/prometheus', role: 'read-only' },

@@ -13,7 +13,7 @@ import { root } from '../support/server.js';
 const api = () => readFile(join(root, 'docs/api.md'), 'utf8');
 
 // | `GET` | `/api/v1/pop/queue/:queue` | pop | read-write | …
-const ROUTE_ROW = /^\| `(GET|POST|DELETE)` \| `([^`]+)` \| ([a-z]+) \| ([a-z-]+) \|/gm;
+const ROUTE_ROW = /^\| `(GET|POST|PATCH|DELETE)` \| `([^`]+)` \| ([a-z]+) \| ([a-z-]+) \|/gm;
 
 function registeredRoutes(): string[] {
   const rows = allFunctions.flatMap((fn) => {
@@ -30,10 +30,10 @@ function registeredRoutes(): string[] {
   return [...new Set(['GET /health every open', ...rows])].sort();
 }
 
-// The variables a deployment or an operator sets: read through readConfig's int(env, 'X', …), as
-// env.X / process.env.X, or by the CLI.
-const SOURCES = ['lib/config.ts', 'server.ts', 'sst.config.ts', 'cli/main.ts', 'cli/smoke.ts', 'cli/token.ts', 'cli/database.ts'];
-const READ = /\b(?:env|process\.env)\.([A-Z][A-Z0-9_]+)|\bint\(env, '([A-Z][A-Z0-9_]+)'/g;
+// The variables a deployment or an operator sets: read through readConfig's int(env, 'X', …) or
+// flag(env, 'X'), as env.X / process.env.X, named by a job's scheduleVar/intervalVar, or by the CLI.
+const SOURCES = ['lib/config.ts', 'lib/jobs.ts', 'lib/http/runtime/delivery-trigger.ts', 'server.ts', 'sst.config.ts', 'cli/main.ts', 'cli/smoke.ts', 'cli/token.ts', 'cli/database.ts'];
+const READ = /\b(?:env|process\.env)\.([A-Z][A-Z0-9_]+)|\b(?:int|flag)\(env, '([A-Z][A-Z0-9_]+)'|\b(?:schedule|interval)Var: '([A-Z][A-Z0-9_]+)'/g;
 
 describe('docs/api.md', () => {
   it('lists every registered route with its family and role, and no route the app does not serve', async () => {
@@ -45,7 +45,7 @@ describe('docs/api.md', () => {
     const doc = await api();
     const read = new Set<string>();
     for (const file of SOURCES) {
-      for (const [, a, b] of (await readFile(join(root, file), 'utf8')).matchAll(READ)) read.add((a ?? b)!);
+      for (const [, a, b, c] of (await readFile(join(root, file), 'utf8')).matchAll(READ)) read.add((a ?? b ?? c)!);
     }
     expect(read.size).toBeGreaterThan(15);
     const missing = [...read].filter((name) => !new RegExp(`^\\| \`${name}\``, 'm').test(doc) && !doc.includes(`\`, \`${name}\``));

@@ -37,7 +37,8 @@ describe('the README', () => {
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), 'queen-readme-'));
     db = testMode() === 'pg' ? await freshDatabase() : undefined;
-    server = await startServer(dir, { PORT: String(await portFrom(7340, 7350)), DATABASE_URL: db?.url ?? '', RETENTION_INTERVAL: '60000' });
+    // As the tour says to start it: its last step delivers to a receiver on loopback.
+    server = await startServer(dir, { PORT: String(await portFrom(7340, 7350)), DATABASE_URL: db?.url ?? '', RETENTION_INTERVAL: '60000', QUEEN_DELIVERY_ALLOW_PRIVATE: '1' });
   });
   afterAll(async () => {
     await server?.stop();

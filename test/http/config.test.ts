@@ -27,6 +27,13 @@ describe('reading the configuration', () => {
     expect(() => readConfig({ QUEEN_PREPARED_STATEMENTS: 'false' }, { auth: 'none' })).toThrow(/must be "on" or "off"/);
   });
 
+  it('lifts the endpoint rules only for QUEEN_DELIVERY_ALLOW_PRIVATE=1, and refuses a value it might misread', () => {
+    expect(readConfig({}, { auth: 'none' }).deliveryAllowPrivate).toBe(false);
+    expect(readConfig({ QUEEN_DELIVERY_ALLOW_PRIVATE: '0' }, { auth: 'none' }).deliveryAllowPrivate).toBe(false);
+    expect(readConfig({ QUEEN_DELIVERY_ALLOW_PRIVATE: '1' }, { auth: 'none' }).deliveryAllowPrivate).toBe(true);
+    expect(() => readConfig({ QUEEN_DELIVERY_ALLOW_PRIVATE: 'true' }, { auth: 'none' })).toThrow(/QUEEN_DELIVERY_ALLOW_PRIVATE must be "1" or "0", got "true"/);
+  });
+
   it('refuses a limit that is not a non-negative integer', () => {
     expect(() => readConfig({ QUEEN_MAX_BODY_BYTES: '5MB' }, { auth: 'none' })).toThrow(/QUEEN_MAX_BODY_BYTES/);
   });

@@ -14,9 +14,11 @@ const ALLOWED: Record<string, string[]> = {
   'lib/db/': ['lib/db/', 'drizzle/', 'lib/errors.ts'],
   // client/src/wire.ts: the answer shapes, declared once for the client and the broker (types only).
   'lib/broker/': ['lib/broker/', 'lib/db/', 'lib/codec/', 'lib/errors.ts', 'lib/config.ts', 'client/src/wire.ts'],
-  'lib/http/': ['lib/http/', 'lib/broker/', 'lib/db/', 'lib/codec/', 'lib/errors.ts', 'lib/config.ts', 'client/src/wire.ts'],
+  'lib/http/': ['lib/http/', 'lib/broker/', 'lib/db/', 'lib/codec/', 'lib/errors.ts', 'lib/config.ts', 'lib/jobs.ts', 'client/src/wire.ts'],
   'lib/errors.ts': [],
   'lib/config.ts': [],
+  // The scheduled jobs and their schedules: a leaf sst.config.ts loads too.
+  'lib/jobs.ts': [],
 };
 
 const SPECIFIER = /(?:\bfrom\s*|\bimport\s*\(\s*|^\s*import\s+)['"](\.[^'"]+)['"]/gm;

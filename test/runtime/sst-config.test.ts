@@ -45,6 +45,9 @@ function stubGlobals() {
     get url() {
       return outputs.url(this.name);
     }
+    get arn() {
+      return `arn:aws:lambda:test:000000000000:function:${this.name}`;
+    }
   }
   class Router extends record('Router') {
     readonly url = 'https://router.cloudfront.test';
@@ -104,7 +107,7 @@ describe('sst.config.ts run()', () => {
   });
 
   it('deploys one arm64 Node 22 function with a URL per route family, auth on, secrets linked', async () => {
-    const families = ['Push', 'Pop', 'Ack', 'Configure', 'Dlq'];
+    const families = ['Push', 'Pop', 'Ack', 'Configure', 'Dlq', 'Delivery'];
     for (const name of families) {
       const { args, opts } = one('Function', name);
       expect(args).toMatchObject({ url: true, architecture: 'arm64', runtime: 'nodejs22.x', handler: `functions/lambda/${name.toLowerCase()}.handler` });
@@ -120,7 +123,7 @@ describe('sst.config.ts run()', () => {
       const module = await import(join(root, `functions/lambda/${name.toLowerCase()}.ts`));
       expect(typeof module.handler).toBe('function');
     }
-    expect(find('Function').map((f) => f.name).sort()).toEqual([...families, 'Migrator'].sort());
+    expect(find('Function').map((f) => f.name).sort()).toEqual([...families, 'Deliver', 'Migrator'].sort());
   });
 
   it('gives the long-poll function time to answer before CloudFront gives up on it', () => {
@@ -176,6 +179,41 @@ describe('sst.config.ts run()', () => {
     expect(cron.args).toMatchObject({ schedule: 'rate(1 hour)', enabled: true });
     expect(cron.args.function).toMatchObject({ handler: 'functions/lambda/retention.handler', architecture: 'arm64', environment: { DATABASE_URL: '<secret DatabaseUrl>' } });
     expect(existsSync(join(root, 'functions/lambda/retention.ts'))).toBe(true);
+  });
+
+  it('sweeps delivery every minute by default, within a function time limit shorter than that', () => {
+    const cron = one('CronV2', 'DeliverySweep');
+    expect(cron.args).toMatchObject({ schedule: 'rate(1 minute)', enabled: true });
+    expect(cron.args.function).toMatchObject({ handler: 'functions/lambda/deliver.handler', timeout: '60 seconds', environment: { DATABASE_URL: '<secret DatabaseUrl>' } });
+    expect(cron.opts.dependsOn).toEqual([expect.objectContaining({ name: 'MigrateOnDeploy' })]);
+    expect(find('CronV2').map((c) => c.name)).toEqual(['Retention', 'DeliverySweep']);
+  });
+
+  it('gives the functions that push (push, ack, dlq) the Deliver function to invoke after a push, and the permission to, and no other function either', async () => {
+    const deliver = one('Function', 'Deliver');
+    expect(deliver.args).toMatchObject({ handler: 'functions/lambda/deliver.handler', architecture: 'arm64', environment: { DATABASE_URL: '<secret DatabaseUrl>' } });
+    expect(deliver.args.url).toBeUndefined();
+    expect(deliver.opts.dependsOn).toEqual([expect.objectContaining({ name: 'MigrateOnDeploy' })]);
+    expect(typeof (await import(join(root, 'functions/lambda/deliver.ts'))).handler).toBe('function');
+    const arn = 'arn:aws:lambda:test:000000000000:function:Deliver';
+    for (const name of ['Push', 'Ack', 'Dlq']) {
+      const { args } = one('Function', name);
+      expect(args.environment).toMatchObject({ QUEEN_DELIVER_FUNCTION: 'Deliver', QUEEN_AUTH: 'jwt', DATABASE_URL: '<secret DatabaseUrl>' });
+      expect(args.permissions).toEqual([{ actions: ['lambda:InvokeFunction'], resources: [arn] }]);
+    }
+    for (const name of ['Pop', 'Configure', 'Delivery', 'Deliver', 'Migrator']) {
+      const { args } = one('Function', name);
+      expect(args.environment.QUEEN_DELIVER_FUNCTION, name).toBeUndefined();
+      expect(args.permissions, name).toBeUndefined();
+    }
+  });
+
+  it.each([
+    ['rate(5 minutes)', { schedule: 'rate(5 minutes)', enabled: true }],
+    ['off', { enabled: false }],
+  ])('takes the delivery sweep schedule %s from QUEEN_DELIVERY_SCHEDULE at deploy time', async (value, expected) => {
+    const cron = await runWithEnv({ QUEEN_DELIVERY_SCHEDULE: value }, () => one('CronV2', 'DeliverySweep'));
+    expect(cron.args).toMatchObject(expected);
   });
 
   it.each([
@@ -239,6 +277,9 @@ async function typecheckWithPlatform(dir: string) {
   await mkdir(join(dir, 'stubs'));
   await writeFile(join(dir, 'stubs/pulumi.d.ts'), PULUMI_STUB);
   const source = `/// <reference path="./.sst/platform/config.d.ts" />\n${await readFile(join(root, 'sst.config.ts'), 'utf8')}`;
+  // The job list sst.config.ts loads, beside it as in the repository.
+  await mkdir(join(dir, 'lib'));
+  await writeFile(join(dir, 'lib/jobs.ts'), await readFile(join(root, 'lib/jobs.ts'), 'utf8'));
   await writeFile(join(dir, 'sst.config.ts'), source);
   await writeFile(join(dir, 'broken.config.ts'), source.replace("'arm64' as const", "'arm65' as const"));
   const program = ts.createProgram([join(dir, 'sst.config.ts'), join(dir, 'broken.config.ts')], {

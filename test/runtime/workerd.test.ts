@@ -16,6 +16,9 @@ import { startWsProxy, type WsProxy } from '../../scripts/ws-proxy.js';
 import { freshDatabase, type TestDatabase } from '../support/db.js';
 import { testMode } from '../support/mode.js';
 import { JWT_SECRET, portFrom, token } from './support.js';
+import { SUBSCRIBED_TTL_MS } from '../../lib/broker/delivery/subscribed.js';
+import { TRIGGER_WINDOW_MS } from '../../lib/http/runtime/delivery-trigger.js';
+import { pushTo, receiver, type Receiver } from '../delivery/helpers.js';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 const WORKERD = join(root, 'node_modules/@cloudflare/workerd-linux-64/bin/workerd');
@@ -54,10 +57,10 @@ describe('wrangler.jsonc', () => {
     }
   });
 
-  it('keeps a long-poll inside the 30 s a runtime update grants and runs retention less often than Neon suspends', () => {
+  it('keeps a long-poll inside the 30 s a runtime update grants, runs retention hourly and the delivery sweep every minute', () => {
     expect(Number(wrangler.vars?.QUEEN_MAX_WAIT_MS)).toBeLessThan(30_000);
     expect(wrangler.vars?.QUEEN_AUTH).toBe('jwt');
-    expect(wrangler.triggers?.crons).toEqual(['0 * * * *']);
+    expect(wrangler.triggers?.crons).toEqual(['0 * * * *', '* * * * *']);
     expect(wrangler.secrets?.required).toEqual(['DATABASE_URL', 'JWT_SECRET']);
   });
 });
@@ -69,10 +72,12 @@ describe.skipIf(testMode() !== 'pg')('the Cloudflare Worker in workerd', () => {
   let workerd: ChildProcess;
   let log = '';
   const url: Record<'queen' | 'cron' | 'client', string> = { queen: '', cron: '', client: '' };
+  const secrets = new Map<string, string>();
+  let hook: Receiver;
 
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), 'queen-workerd-'));
-    [db, proxy] = await Promise.all([freshDatabase(), startWsProxy()]);
+    [db, proxy, hook] = await Promise.all([freshDatabase(), startWsProxy(), receiver(secrets)]);
     const bundle = await bundleWorker('queen', dir);
     const ports = { queen: await portFrom(7310, 7320) } as Record<keyof typeof url, number>;
     ports.cron = await portFrom(ports.queen + 1, 7320);
@@ -81,7 +86,11 @@ describe.skipIf(testMode() !== 'pg')('the Cloudflare Worker in workerd', () => {
 
     await writeFile(join(dir, 'cron.js'), CRON_TRIGGER);
     await build({ stdin: { contents: EXAMPLE_IN_A_WORKER, resolveDir: root, sourcefile: 'client-worker.mjs' }, bundle: true, format: 'esm', outfile: join(dir, 'client.js'), logLevel: 'silent' });
-    const queen = await workerFromWrangler(wrangler, bundle.dir, { DATABASE_URL: db.url!, JWT_SECRET }, [{ name: 'NEON_WS_PROXY', text: proxy.address }]);
+    const queen = await workerFromWrangler(wrangler, bundle.dir, { DATABASE_URL: db.url!, JWT_SECRET }, [
+      { name: 'NEON_WS_PROXY', text: proxy.address },
+      // The receivers of the delivery tests listen on 127.0.0.1.
+      { name: 'QUEEN_DELIVERY_ALLOW_PRIVATE', text: '1' },
+    ]);
     const config = workerdConfigText({
       dir,
       workers: [
@@ -121,6 +130,7 @@ describe.skipIf(testMode() !== 'pg')('the Cloudflare Worker in workerd', () => {
   afterAll(async () => {
     workerd?.kill('SIGTERM');
     await proxy?.close();
+    await hook?.close();
     await db?.dispose();
     await rm(dir, { recursive: true, force: true });
   });
@@ -199,11 +209,47 @@ describe.skipIf(testMode() !== 'pg')('the Cloudflare Worker in workerd', () => {
     expect(log).toMatch(/retention: \{.*"queue":"edge-retained".*"segmentsDeleted":1/);
   });
 
+  it('delivers a push to a subscribed queue under waitUntil, through fetch in workerd', async () => {
+    const created = await send('admin', 'POST', '/api/v1/subscriptions', { queue: 'edge-hooked', name: 'hook', url: hook.url });
+    expect(created.status, JSON.stringify(created.body) + log).toBe(201);
+    secrets.set(created.body.id, created.body.secret);
+    // This isolate read the subscribed queues for the pushes above; making the subscription here
+    // dropped that copy (another isolate would see it within SUBSCRIBED_TTL_MS).
+    expect(SUBSCRIBED_TTL_MS).toBeLessThanOrEqual(5_000);
+    const pushed = await send('read-write', 'POST', '/api/v1/push', { items: [{ queue: 'edge-hooked', partition: 'p1', payload: { id: 1 } }] });
+    expect(pushed.status).toBe(201);
+    await eventually(() => hook.arrivals.length >= 1, () => log);
+    expect(hook.badSignatures).toEqual([]);
+    expect(hook.arrivals[0]!.body).toMatchObject({ queue: 'edge-hooked', partition: 'p1', consumerGroup: 'hook', messages: [{ offset: 0, data: { id: 1 } }] });
+  });
+
+  it("sweeps what no push triggered from the scheduled handler, on the delivery sweep's cron", async () => {
+    // The previous test's triggered run claims for TRIGGER_WINDOW_MS: let it end, so that what is
+    // written next, straight through the broker (no trigger), only the sweep can deliver.
+    await new Promise((r) => setTimeout(r, TRIGGER_WINDOW_MS + 500));
+    await pushTo(db, 'edge-hooked', ['p2'], 3);
+    const before = hook.arrivals.length;
+    const fired = await fetch(`${url.cron}/?cron=${encodeURIComponent('* * * * *')}`);
+    expect(await fired.json(), log).toMatchObject({ outcome: 'ok' });
+    expect(hook.arrivals.length).toBe(before + 1);
+    expect(hook.arrivals.at(-1)!.body).toMatchObject({ partition: 'p2', messages: [{ data: { n: 0 } }, { data: { n: 1 } }, { data: { n: 2 } }] });
+    // workerd writes the Worker's log a moment after the cron trigger's answer.
+    await eventually(() => /delivery sweep: \{"batches":1,"delivered":3/.test(log), () => log);
+  });
+
   it('runs the client example inside a Worker against the deployment: push, consume with its acks, empty after', async () => {
     const res = await fetch(url.client);
     expect(await res.json(), log).toEqual({ pushed: ['queued', 'queued', 'queued'], consumed: [{ order: 1 }, { order: 2 }, { order: 3 }], empty: true });
   });
 });
+
+async function eventually(check: () => boolean, log: () => string) {
+  const deadline = Date.now() + 10_000;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting:\n${log()}`.slice(-3000));
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
 
 async function waitForHealth(base: string, log: () => string) {
   const deadline = Date.now() + 30_000;

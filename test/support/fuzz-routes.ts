@@ -25,7 +25,13 @@ export interface Fixture {
   /** A queue only the queue delete route points at. */
   victimQueue: string;
   traceName: string;
+  /** A subscription on queue, and one only the delete route points at. */
+  subscriptionId: string;
+  victimSubscriptionId: string;
 }
+
+/** A public address literal: subscriptions accept it without a lookup, and the fuzz delivers nothing. */
+export const FUZZ_ENDPOINT = 'https://93.184.216.34/fuzz';
 
 async function expectOk(send: Send, method: string, url: string, body?: unknown): Promise<any> {
   const res = await send(method, url, body === undefined ? undefined : JSON.stringify(body));
@@ -63,8 +69,11 @@ export async function makeFixture(send: Send, tag: string): Promise<Fixture> {
   await expectOk(send, 'POST', '/api/v1/traces', {
     transactionId: m.transactionId, partitionId: m.partitionId, consumerGroup: group, eventType: 'info', data: { step: 1 }, traceNames: [traceName],
   });
+  const subscription = await expectOk(send, 'POST', '/api/v1/subscriptions', { queue, name: `fzsub-${tag}`, url: FUZZ_ENDPOINT });
+  const victimSubscription = await expectOk(send, 'POST', '/api/v1/subscriptions', { queue, name: `fzsub-${tag}-victim`, url: FUZZ_ENDPOINT });
   return {
     queue, namespace, task, partition, group, dlqQueue, victimQueue, traceName,
+    subscriptionId: subscription.id, victimSubscriptionId: victimSubscription.id,
     partitionId: m.partitionId, transactionId: m.transactionId, leaseId: popped.leaseId, offset: m.offset,
     dlqPartitionId: d.partitionId, dlqTransactionId: d.transactionId, dlqDeleteTransactionId: d2.transactionId,
   };
@@ -148,6 +157,25 @@ export function examples(f: Fixture): Record<string, Example[]> {
     'GET /metrics': [{}],
     'GET /metrics/prometheus': [{}],
     'GET /api/v1/dlq': [{ query: { queue: f.dlqQueue, consumerGroup: '__QUEUE_MODE__', partition: f.partition, ...window, limit: '10', offset: '0' } }],
+    // A window long past: the example must leave the dead letters the retry and delete examples use.
+    'POST /api/v1/dlq/redrive': [{ body: { queue: f.dlqQueue, partition: f.partition, consumerGroup: '__QUEUE_MODE__', from: '2000-01-01T00:00:00Z', to: '2000-01-02T00:00:00Z', limit: 10 } }],
+    'POST /api/v1/subscriptions': [
+      {
+        body: {
+          queue: f.queue, name: `${f.group}-sub-new`, url: FUZZ_ENDPOINT, consumerGroup: `${f.group}-sub-new`,
+          options: { batchSize: 5, maxInFlight: 2, timeoutMs: 5000, rateLimit: 10, retryBaseMs: 500, retryMaxMs: 60000, subscriptionMode: 'new', disableAfterMs: 3600000, headers: { authorization: 'Bearer x' } },
+        },
+      },
+    ],
+    'GET /api/v1/subscriptions': [{}, { query: { queue: f.queue } }],
+    'GET /api/v1/subscriptions/:id': [{ params: { id: f.subscriptionId } }],
+    'PATCH /api/v1/subscriptions/:id': [
+      { params: { id: f.subscriptionId }, body: { url: `${FUZZ_ENDPOINT}/v2`, options: { batchSize: 20, headers: {} }, state: 'paused' } },
+      { params: { id: f.subscriptionId }, body: { state: 'active' } },
+    ],
+    'DELETE /api/v1/subscriptions/:id': [{ params: { id: f.victimSubscriptionId } }],
+    'POST /api/v1/subscriptions/:id/rotate-secret': [{ params: { id: f.subscriptionId } }],
+    'GET /api/v1/subscriptions/:id/attempts': [{ params: { id: f.subscriptionId }, query: { limit: '10', before: '1000' } }],
     'GET /api/v1/messages': [
       { query: { queue: f.queue, partition: f.partition, ns: f.namespace, task: f.task, status: 'pending', ...window, ...page } },
       { query: { namespace: f.namespace, status: 'dead_letter' } },

@@ -4,11 +4,16 @@
 // The pool lives in module scope: one Lambda instance serves one request at a time and reuses its
 // connection across warm invocations.
 import { handle } from 'hono/aws-lambda';
-import { preparedStatements, type Env } from '../../config.js';
+import { runDelivery } from '../../broker/delivery/dispatch.js';
+import { preparedStatements, readConfig, type Config, type Env } from '../../config.js';
 import type { Database } from '../../db/types.js';
+import type { Job } from '../../jobs.js';
 import type { QueenFunction } from '../context.js';
 import { connectDeployed, schemaGuard } from './database.js';
 import { buildDeployedApp } from './deployed.js';
+import { isDeliverEvent, lambdaDeliveryTrigger, TRIGGER_WINDOW_MS } from './delivery-trigger.js';
+
+const log = (message: string, err?: unknown) => (err === undefined ? console.log(message) : console.error(message, err));
 
 /** One database per instance, created on first use; the schema is checked once per cold start. */
 export function instanceDatabase(env: Env): () => Promise<Database> {
@@ -25,12 +30,37 @@ export function instanceDatabase(env: Env): () => Promise<Database> {
   };
 }
 
+/** A function URL's handler; a push invokes the Deliver function when QUEEN_DELIVER_FUNCTION names it. */
 export function createLambdaHandler(functions: QueenFunction[], env: Env = process.env) {
-  return handle(buildDeployedApp(functions, env, instanceDatabase(env)));
+  return handle(buildDeployedApp(functions, env, instanceDatabase(env), () => lambdaDeliveryTrigger(env, log)));
 }
 
-/** The scheduled (EventBridge) handler: runs one job (which logs its own report) on the database. */
-export function createCronHandler<T>(job: (db: Database) => Promise<T>, env: Env = process.env) {
+export type LambdaJobRun<T> = (db: Database, config: Config, deadline: number, log: (line: string, err?: unknown) => void) => Promise<T>;
+
+/** Lambda's context: the time left before the function's limit. */
+interface LambdaContext {
+  getRemainingTimeInMillis?: () => number;
+}
+
+// A run starts no work this close to the function's time limit.
+const MARGIN_MS = 10_000;
+
+/** The scheduled (EventBridge) handler of a job of lib/jobs.ts: one run (which logs its own report) on the database. */
+export function createJobHandler<T>(job: Job, run: LambdaJobRun<T>, env: Env = process.env) {
   const database = instanceDatabase(env);
-  return async (): Promise<T> => job(await database());
+  return async (_event?: unknown, context?: LambdaContext): Promise<T> => {
+    const left = context?.getRemainingTimeInMillis?.() ?? job.timeoutSeconds * 1000;
+    return run(await database(), readConfig(env, { auth: 'jwt' }), Date.now() + Math.max(0, left - MARGIN_MS), log);
+  };
+}
+
+/** The Deliver function: a push's asynchronous invocation delivers to its queues' subscriptions; the schedule's event sweeps. */
+export function createDeliverHandler<T>(job: Job, sweep: LambdaJobRun<T>, env: Env = process.env) {
+  const database = instanceDatabase(env);
+  const scheduled = createJobHandler(job, sweep, env);
+  return async (event?: unknown, context?: LambdaContext) => {
+    if (!isDeliverEvent(event)) return scheduled(event, context);
+    const deadline = Date.now() + TRIGGER_WINDOW_MS;
+    return runDelivery(await database(), readConfig(env, { auth: 'jwt' }), { deadline, queueIds: event.queueIds, log });
+  };
 }

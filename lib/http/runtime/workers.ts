@@ -1,11 +1,15 @@
 // Cloudflare Workers (workerd): `export default { fetch, scheduled }`. workerd forbids I/O on an
 // object created by another request, so each request opens its own Neon pool and ends it after
 // the response through ctx.waitUntil (measured: a module-scope pool breaks on the second request).
-import { preparedStatements, type Env } from '../../config.js';
+// A push to a subscribed queue delivers under ctx.waitUntil; `scheduled` runs the jobs of
+// lib/jobs.ts whose schedule is the cron trigger that fired.
+import { preparedStatements, readConfig, type Config, type Env } from '../../config.js';
 import type { Database } from '../../db/types.js';
+import { jobsForCron, type JobName } from '../../jobs.js';
 import type { QueenFunction } from '../context.js';
 import { connectDeployed, schemaGuard } from './database.js';
 import { buildDeployedApp } from './deployed.js';
+import { workerDeliveryTrigger } from './delivery-trigger.js';
 
 export interface WorkerContext {
   waitUntil(promise: Promise<unknown>): void;
@@ -19,10 +23,16 @@ export type WorkerEnv = Env;
 
 export interface Worker {
   fetch(request: Request, env: WorkerEnv, ctx: WorkerContext): Promise<Response>;
-  scheduled(event: unknown, env: WorkerEnv, ctx: WorkerContext): Promise<void>;
+  scheduled(event: { cron?: string }, env: WorkerEnv, ctx: WorkerContext): Promise<void>;
 }
 
-export function createWorker(functions: QueenFunction[], cron?: (db: Database) => Promise<unknown>): Worker {
+export type WorkerJobRun = (db: Database, config: Config, deadline: number, log: (line: string, err?: unknown) => void) => Promise<unknown>;
+
+// Well inside what Cloudflare gives a cron run or a waitUntil after the answer (30 s).
+const WORKER_RUN_MS = 25_000;
+const log = (message: string, err?: unknown) => (err === undefined ? console.log(message) : console.error(message, err));
+
+export function createWorker(functions: QueenFunction[], jobs?: Record<JobName, WorkerJobRun>): Worker {
   const guard = schemaGuard();
   const requestDatabase = (env: WorkerEnv, ctx: WorkerContext) => {
     let pool: Promise<Database> | undefined;
@@ -41,17 +51,30 @@ export function createWorker(functions: QueenFunction[], cron?: (db: Database) =
   return {
     async fetch(request, env, ctx) {
       const db = requestDatabase(env, ctx);
+      // The delivery outlives this request's pool: it opens one of its own.
+      const ownPool = async () => {
+        const own = requestDatabase(env, { waitUntil: () => {} });
+        return own.open();
+      };
       try {
-        return await buildDeployedApp(functions, env, db.open).fetch(request);
+        return await buildDeployedApp(functions, env, db.open, (config) => workerDeliveryTrigger(config, (p) => ctx.waitUntil(p), ownPool, log)).fetch(request);
       } finally {
         db.release();
       }
     },
-    async scheduled(_event, env, ctx) {
-      if (!cron) return;
+    async scheduled(event, env, ctx) {
+      if (!jobs) return;
+      const due = jobsForCron(event.cron ?? '', env);
+      if (due.length === 0) {
+        log(`no job runs on the cron trigger "${event.cron}": see the schedules in docs/operations.md#scheduled-jobs`);
+        return;
+      }
+      const config = readConfig(env, { auth: 'jwt' });
       const db = requestDatabase(env, ctx);
       try {
-        await cron(await db.open());
+        const open = await db.open();
+        const deadline = Date.now() + WORKER_RUN_MS;
+        for (const job of due) await jobs[job.name](open, config, deadline, log);
       } finally {
         db.release();
       }

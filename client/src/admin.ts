@@ -9,8 +9,11 @@ import type {
   DlqRetryResponse,
   RedriveRequest,
   RedriveResponse,
+  SecretRotated,
   Subscription,
   SubscriptionAttempt,
+  SubscriptionDetail,
+  SubscriptionListed,
   SubscriptionCreated,
   SubscriptionCreateRequest,
   SubscriptionUpdateRequest,
@@ -52,15 +55,16 @@ export class Admin {
   readonly subscriptions = {
     /** The answer holds the signing secret: the only time it is shown. */
     create: (request: SubscriptionCreateRequest): Promise<SubscriptionCreated> => this.call('POST', '/subscriptions', request, false),
-    list: async (q: { queue?: string } = {}): Promise<Subscription[]> =>
-      (await this.call<{ subscriptions: Subscription[] }>('GET', `/subscriptions${query(q)}`)).subscriptions,
-    get: (id: string): Promise<Subscription> => this.call('GET', `/subscriptions/${enc(id)}`),
+    list: async (q: { queue?: string } = {}): Promise<SubscriptionListed[]> =>
+      (await this.call<{ subscriptions: SubscriptionListed[] }>('GET', `/subscriptions${query(q)}`)).subscriptions,
+    get: (id: string): Promise<SubscriptionDetail> => this.call('GET', `/subscriptions/${enc(id)}`),
     update: (id: string, patch: SubscriptionUpdateRequest): Promise<Subscription> => this.call('PATCH', `/subscriptions/${enc(id)}`, patch),
-    delete: (id: string): Promise<unknown> => this.call('DELETE', `/subscriptions/${enc(id)}`),
+    /** Stops deliveries; the consumer group's cursors stay (deleting the group is its own route). */
+    delete: (id: string): Promise<{ success: true; id: string; deleted: true }> => this.call('DELETE', `/subscriptions/${enc(id)}`),
     /** For 24 h both secrets sign every delivery: give verifyDelivery both. */
-    rotateSecret: (id: string): Promise<{ secret: string; [field: string]: unknown }> =>
+    rotateSecret: (id: string): Promise<SecretRotated> =>
       this.call('POST', `/subscriptions/${enc(id)}/rotate-secret`, undefined, false),
-    attempts: async (id: string, q: { limit?: number; before?: string } = {}): Promise<SubscriptionAttempt[]> =>
+    attempts: async (id: string, q: { limit?: number; /** an attempt's id: the page before it */ before?: number } = {}): Promise<SubscriptionAttempt[]> =>
       (await this.call<{ attempts: SubscriptionAttempt[] }>('GET', `/subscriptions/${enc(id)}/attempts${query(q)}`)).attempts,
   };
 }

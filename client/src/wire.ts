@@ -222,8 +222,15 @@ export interface RedriveRequest {
   limit?: number;
 }
 
-/** "answers 200 with the counts" (docs/api.md): the count fields by name. */
-export type RedriveResponse = Record<string, number>;
+/** POST /api/v1/dlq/redrive's answer: how many messages went back, in how many chunks, and what is left. */
+export interface RedriveResponse {
+  success: true;
+  queue: string;
+  redriven: number;
+  removed: number;
+  chunks: number;
+  remaining: number;
+}
 
 export interface SubscriptionOptions {
   batchSize: number;
@@ -233,8 +240,12 @@ export interface SubscriptionOptions {
   retryBaseMs: number;
   retryMaxMs: number;
   subscriptionMode: 'all' | 'new';
-  headers: Record<string, string>;
   disableAfterMs: number;
+}
+
+/** What a create or an update sends: header values go in and are never shown again. */
+export interface SubscriptionOptionsInput extends Partial<SubscriptionOptions> {
+  headers?: Record<string, string>;
 }
 
 export interface SubscriptionCreateRequest {
@@ -242,9 +253,10 @@ export interface SubscriptionCreateRequest {
   name: string;
   url: string;
   consumerGroup?: string;
-  options?: Partial<SubscriptionOptions>;
+  options?: SubscriptionOptionsInput;
 }
 
+/** A subscription as every route shows it: the extra headers by name only, never a secret. */
 export interface Subscription {
   id: string;
   queue: string;
@@ -252,13 +264,13 @@ export interface Subscription {
   consumerGroup: string;
   url: string;
   state: 'active' | 'paused';
-  pausedReason?: string | null;
-  options: SubscriptionOptions;
+  /** `endpoint_gone`, `endpoint_failing` or `paused_by_user` while paused. */
+  pausedReason: string | null;
+  options: SubscriptionOptions & { headers: string[] };
+  failingSince: string | null;
+  previousSecretValidUntil: string | null;
   createdAt: string;
-  lag?: number;
-  inFlight?: number;
-  lastAttempt?: unknown;
-  [field: string]: unknown;
+  updatedAt: string;
 }
 
 /** The create answer: the only time besides rotation that the secret is shown. */
@@ -266,14 +278,60 @@ export interface SubscriptionCreated extends Subscription {
   secret: string;
 }
 
+/** One entry of GET /api/v1/subscriptions. */
+export interface SubscriptionListed extends Subscription {
+  lag: number;
+  inFlight: number;
+  lastAttempt: SubscriptionAttempt | null;
+}
+
+export interface SubscriptionPartition {
+  partitionId: string;
+  partition: string;
+  lag: number;
+  inFlight: number;
+  /** When a batch that failed or was throttled goes again; null when it is due now. */
+  nextAttemptAt: string | null;
+}
+
+/** GET /api/v1/subscriptions/:id. */
+export interface SubscriptionDetail extends SubscriptionListed {
+  delivered: number;
+  failedAttempts: number;
+  deadLettered: number;
+  lastAttemptAt: string | null;
+  partitions: SubscriptionPartition[];
+  attempts: SubscriptionAttempt[];
+}
+
 export interface SubscriptionUpdateRequest {
   url?: string;
-  options?: Partial<SubscriptionOptions>;
+  options?: Omit<SubscriptionOptionsInput, 'subscriptionMode'>;
   state?: 'active' | 'paused';
 }
 
+export interface SecretRotated {
+  id: string;
+  secret: string;
+  previousSecretValidUntil: string;
+}
+
+/** One request of the delivery log, newest first. */
 export interface SubscriptionAttempt {
-  [field: string]: unknown;
+  id: number;
+  at: string;
+  partitionId: string;
+  partition: string | null;
+  fromOffset: number;
+  toOffset: number;
+  webhookId: string;
+  attempt: number;
+  outcome: 'delivered' | 'failed' | 'throttled' | 'gone' | 'dead_lettered';
+  status: number | null;
+  error: string | null;
+  latencyMs: number;
+  /** The first 1 KiB of the answer's body. */
+  response: string | null;
 }
 
 /** The body the delivery function POSTs to a subscription's URL. */

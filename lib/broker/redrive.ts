@@ -3,6 +3,7 @@
 // deletes its rows and re-pushes them in one transaction, so a call retried after a lost answer
 // finds those rows gone and pushes nothing twice, and a concurrent redrive waits on the row locks
 // and then finds nothing either.
+import type { RedriveResponse } from '../../client/src/wire.js';
 import type { Database, Queryable } from '../db/types.js';
 import { DLQ_COLUMNS, repushDeadLetters, type DlqRow } from './dead-letter.js';
 import type { PushContext } from './push.js';
@@ -55,7 +56,7 @@ function messagesOf(rows: DlqRow[]): DlqRow[] {
   return [...byKey.values()].sort((a, b) => Number(a.partition_id) - Number(b.partition_id) || Number(a.msg_offset) - Number(b.msg_offset));
 }
 
-export async function redriveDlq(db: Database, ctx: PushContext, f: RedriveFilter) {
+export async function redriveDlq(db: Database, ctx: PushContext, f: RedriveFilter): Promise<RedriveResponse> {
   const [queue] = await db.query(`SELECT 1 FROM queen.queues WHERE tenant_id = $1 AND name = $2`, [ctx.tenant, f.queue]);
   if (!queue) throw queueNotFound(f.queue);
   let redriven = 0;

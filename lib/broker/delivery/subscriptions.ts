@@ -6,6 +6,7 @@ import type { Config } from '../../config.js';
 import type { Database, Queryable } from '../../db/types.js';
 import { notFound, QueenError } from '../../errors.js';
 import { checkEndpointUrl } from './endpoint.js';
+import type { SecretRotated, Subscription, SubscriptionCreated } from '../../../client/src/wire.js';
 import { mintWebhookSecret, openText, sealText } from './secrets.js';
 import { forgetSubscribedQueues } from './subscribed.js';
 import { SUBSCRIPTION_COLUMNS, subscriptionView, type SubscriptionRow } from './views.js';
@@ -76,7 +77,7 @@ export const subscriptionNotFound = (id: string) =>
   notFound('subscription_not_found', `No subscription ${id}; list them with GET /api/v1/subscriptions.`);
 
 /** 201's body: the subscription with its secret, the only time it is shown besides rotation. */
-export async function createSubscription(db: Database, ctx: DeliveryContext, req: NewSubscription) {
+export async function createSubscription(db: Database, ctx: DeliveryContext, req: NewSubscription): Promise<SubscriptionCreated> {
   const o = { ...defaults(), ...req.options };
   checkRetryRange(o);
   await checkUrl(ctx, req.url);
@@ -135,7 +136,7 @@ async function lockSubscription(tx: Queryable, tenant: string, id: string): Prom
 }
 
 /** PATCH: url, options and state; resuming clears the pause reason and the failing streak. */
-export async function updateSubscription(db: Database, ctx: DeliveryContext, id: string, change: SubscriptionChange) {
+export async function updateSubscription(db: Database, ctx: DeliveryContext, id: string, change: SubscriptionChange): Promise<Subscription> {
   if (change.url !== undefined) await checkUrl(ctx, change.url);
   const { headers, ...ranged } = change.options;
   const sealedHeaders = headers === undefined ? null : await sealText(ctx.config, JSON.stringify(headers));
@@ -172,7 +173,7 @@ export async function deleteSubscription(db: Queryable, tenant: string, id: stri
 }
 
 /** A new secret; the one it replaces keeps signing for 24 hours so receivers can switch over. */
-export async function rotateSecret(db: Database, ctx: DeliveryContext, id: string) {
+export async function rotateSecret(db: Database, ctx: DeliveryContext, id: string): Promise<SecretRotated> {
   const secret = mintWebhookSecret();
   const sealed = await sealText(ctx.config, secret);
   const [row] = await db.query<{ previous_secret_until: Date }>(

@@ -2,6 +2,14 @@
 // secrets or header values, its group's lag and in-flight messages, and the delivery log.
 import type { Config } from '../../config.js';
 import type { Queryable } from '../../db/types.js';
+// The answers' shapes are the wire's, declared once in the client's wire module.
+import type {
+  Subscription,
+  SubscriptionAttempt,
+  SubscriptionDetail,
+  SubscriptionListed,
+  SubscriptionPartition,
+} from '../../../client/src/wire.js';
 import { openText } from './secrets.js';
 
 export type SubscriptionRow = {
@@ -43,7 +51,7 @@ export const SUBSCRIPTION_COLUMNS = `s.id, s.tenant_id, s.queue_id, s.name, s.co
 const iso = (d: Date | null) => (d ? d.toISOString() : null);
 
 /** The subscription as every route shows it: header names only, never a secret or a header value. */
-export async function subscriptionView(config: Config, r: SubscriptionRow) {
+export async function subscriptionView(config: Config, r: SubscriptionRow): Promise<Subscription> {
   const headers = Object.keys(JSON.parse(await openText(config, r.headers)) as Record<string, string>);
   return {
     id: r.id,
@@ -51,7 +59,7 @@ export async function subscriptionView(config: Config, r: SubscriptionRow) {
     name: r.name,
     consumerGroup: r.consumer_group,
     url: r.url,
-    state: r.state,
+    state: r.state as Subscription['state'],
     pausedReason: r.paused_reason,
     options: {
       batchSize: r.batch_size,
@@ -60,7 +68,7 @@ export async function subscriptionView(config: Config, r: SubscriptionRow) {
       rateLimit: r.rate_limit,
       retryBaseMs: r.retry_base_ms,
       retryMaxMs: r.retry_max_ms,
-      subscriptionMode: r.subscription_mode,
+      subscriptionMode: r.subscription_mode as Subscription['options']['subscriptionMode'],
       disableAfterMs: Number(r.disable_after_ms),
       headers,
     },
@@ -87,7 +95,7 @@ type AttemptRow = {
   at: Date;
 };
 
-const attemptView = (a: AttemptRow) => ({
+const attemptView = (a: AttemptRow): SubscriptionAttempt => ({
   id: Number(a.id),
   at: a.at.toISOString(),
   partitionId: a.partition_id,
@@ -96,7 +104,7 @@ const attemptView = (a: AttemptRow) => ({
   toOffset: Number(a.to_offset),
   webhookId: a.webhook_id,
   attempt: a.attempt,
-  outcome: a.outcome,
+  outcome: a.outcome as SubscriptionAttempt['outcome'],
   status: a.status,
   error: a.error,
   latencyMs: a.latency_ms,
@@ -129,7 +137,7 @@ type PositionRow = {
  * routes' own figures) and the dispatcher's state there: the batch in a request now, and when a
  * batch that failed or was throttled goes again.
  */
-export async function groupPositions(db: Queryable, subscriptionId: string, queueId: string, group: string) {
+export async function groupPositions(db: Queryable, subscriptionId: string, queueId: string, group: string): Promise<SubscriptionPartition[]> {
   const rows = await db.query<PositionRow>(
     `SELECT g.partition_id, p.name AS partition, g.lag,
             GREATEST(g.in_flight, CASE WHEN sp.lease_until > now() THEN sp.to_offset - sp.from_offset + 1 ELSE 0 END) AS in_flight,
@@ -158,9 +166,9 @@ const total = (xs: { lag: number; inFlight: number }[]) => ({
 const ROW_OF_TENANT = `SELECT ${SUBSCRIPTION_COLUMNS}, q.name AS queue FROM queen.subscriptions s JOIN queen.queues q ON q.id = s.queue_id WHERE s.tenant_id = $1`;
 
 /** GET /subscriptions[?queue=]. */
-export async function listSubscriptions(db: Queryable, config: Config, tenant: string, queue?: string) {
+export async function listSubscriptions(db: Queryable, config: Config, tenant: string, queue?: string): Promise<{ subscriptions: SubscriptionListed[] }> {
   const rows = await db.query<SubscriptionRow>(`${ROW_OF_TENANT} AND ($2::text IS NULL OR q.name = $2) ORDER BY q.name, s.name`, [tenant, queue ?? null]);
-  const subscriptions = [];
+  const subscriptions: SubscriptionListed[] = [];
   for (const r of rows) {
     const [last] = await listAttempts(db, r.id, { limit: 1 });
     subscriptions.push({ ...(await subscriptionView(config, r)), ...total(await groupPositions(db, r.id, r.queue_id, r.consumer_group)), lastAttempt: last ?? null });
@@ -175,7 +183,7 @@ export async function findSubscription(db: Queryable, tenant: string, id: string
 }
 
 /** GET /subscriptions/:id: the listing's fields, per-partition positions, counters and the last 20 attempts. */
-export async function subscriptionDetail(db: Queryable, config: Config, r: SubscriptionRow) {
+export async function subscriptionDetail(db: Queryable, config: Config, r: SubscriptionRow): Promise<SubscriptionDetail> {
   const partitions = await groupPositions(db, r.id, r.queue_id, r.consumer_group);
   const attempts = await listAttempts(db, r.id, { limit: 20 });
   return {

@@ -1,5 +1,5 @@
 // The subscription routes and DLQ redrive (docs/delivery.md, docs/api.md#subscriptions): bodies
-// checked field by field, every number against its range, unknown fields refused by name.
+// checked field by field, every number against its range, an unknown key refused with the nearest known one.
 import type { Context } from 'hono';
 import * as v from 'valibot';
 import {
@@ -21,19 +21,12 @@ import { nameSchema } from '../../broker/names.js';
 import { badRequest } from '../../errors.js';
 import type { BrokerEnv } from '../context.js';
 import { isObject, presentQuery, readJson, validate, wholeNumberSchema, wholeNumberTextSchema, windowParams } from './body.js';
+import { checkKeys, keySet } from './keys.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 // Visible ASCII, space and tab: what every runtime's Headers accepts as a value.
 const HEADER_VALUE = /^[\t\x20-\x7e]*$/;
-
-/** The fields of `body` outside `known`, refused by name so a typo is not silently ignored. */
-function refuseUnknown(body: Record<string, unknown>, known: readonly string[], what: string): void {
-  const unknown = Object.keys(body).filter((k) => !known.includes(k));
-  if (unknown.length > 0) {
-    throw badRequest('invalid_request', `Unknown ${what}: ${unknown.join(', ')}; the known ones are ${known.join(', ')}.`);
-  }
-}
 
 const urlSchema = v.pipe(
   v.string('url must be a string'),
@@ -69,11 +62,17 @@ const optionsSchema = v.object({
 });
 
 const OPTION_NAMES = [...Object.keys(OPTION_RANGES), 'subscriptionMode', 'headers'];
+const OPTION_KEYS = keySet(OPTION_NAMES);
+// Options sent beside `options` rather than in it are the likeliest mistake: point inside.
+const OPTION_HINTS = Object.fromEntries(OPTION_NAMES.map((k) => [k, `options.${k}`]));
+const CREATE_KEYS = keySet(['queue', 'name', 'url', 'consumerGroup', 'options'], { hints: { ...OPTION_HINTS, group: 'consumerGroup', endpoint: 'url' } });
+const CHANGE_KEYS = keySet(['url', 'options', 'state'], { hints: OPTION_HINTS });
+const REDRIVE_KEYS = keySet(['queue', 'partition', 'consumerGroup', 'from', 'to', 'limit']);
 
-function parseOptions(raw: unknown, allowed: readonly string[]): Partial<SubscriptionOptions> {
+function parseOptions(raw: unknown): Partial<SubscriptionOptions> {
   if (raw === undefined) return {};
   if (!isObject(raw)) throw badRequest('invalid_request', 'options must be an object, e.g. {"batchSize": 10}.');
-  refuseUnknown(raw, allowed, 'options');
+  checkKeys(raw, OPTION_KEYS, 'options');
   const parsed = validate(optionsSchema, raw);
   return Object.fromEntries(Object.entries(parsed).filter(([, x]) => x !== undefined)) as Partial<SubscriptionOptions>;
 }
@@ -90,10 +89,10 @@ export const readNewSubscription = async (c: Context<BrokerEnv>): Promise<NewSub
 
 export function parseNewSubscription(body: unknown): NewSubscription {
   if (!isObject(body)) throw badRequest('invalid_request', 'Send {"queue", "name", "url", "consumerGroup"?, "options"?}.');
-  refuseUnknown(body, ['queue', 'name', 'url', 'consumerGroup', 'options'], 'fields');
+  checkKeys(body, CREATE_KEYS, 'the body');
   const { options, ...rest } = body;
   const s = validate(createSchema, rest);
-  return { ...s, consumerGroup: s.consumerGroup ?? s.name, options: parseOptions(options, OPTION_NAMES) };
+  return { ...s, consumerGroup: s.consumerGroup ?? s.name, options: parseOptions(options) };
 }
 
 /** PATCH /subscriptions/:id: {url?, options?, state?}; subscriptionMode is the group's start, fixed at creation. */
@@ -101,7 +100,7 @@ export const readSubscriptionChange = async (c: Context<BrokerEnv>): Promise<Sub
 
 export function parseSubscriptionChange(body: unknown): SubscriptionChange {
   if (!isObject(body)) throw badRequest('invalid_request', 'Send {"url"?, "options"?, "state"?: "active" | "paused"}.');
-  refuseUnknown(body, ['url', 'options', 'state'], 'fields');
+  checkKeys(body, CHANGE_KEYS, 'the body');
   if (isObject(body.options) && Object.hasOwn(body.options, 'subscriptionMode')) {
     throw badRequest('invalid_request', 'options.subscriptionMode is fixed at creation; move the group with POST /api/v1/consumer-groups/:group/queues/:queue/seek.');
   }
@@ -109,7 +108,7 @@ export function parseSubscriptionChange(body: unknown): SubscriptionChange {
     v.object({ url: v.optional(urlSchema), state: v.optional(v.picklist(['active', 'paused'], 'state must be "active" or "paused"')) }),
     { url: body.url, state: body.state },
   );
-  const change: SubscriptionChange = { url: s.url, state: s.state, options: parseOptions(body.options, OPTION_NAMES) };
+  const change: SubscriptionChange = { url: s.url, state: s.state, options: parseOptions(body.options) };
   if (change.url === undefined && change.state === undefined && Object.keys(change.options).length === 0) {
     throw badRequest('invalid_request', 'Nothing to change: send url, options or state.');
   }
@@ -153,7 +152,7 @@ export const readRedrive = async (c: Context<BrokerEnv>): Promise<RedriveFilter>
 
 export function parseRedrive(body: unknown): RedriveFilter {
   if (!isObject(body)) throw badRequest('invalid_request', 'Send {"queue", "partition"?, "consumerGroup"?, "from"?, "to"?, "limit"?}.');
-  refuseUnknown(body, ['queue', 'partition', 'consumerGroup', 'from', 'to', 'limit'], 'fields');
+  checkKeys(body, REDRIVE_KEYS, 'the body');
   const present = Object.fromEntries(Object.entries(body).filter(([, x]) => x !== null));
   return validate(redriveSchema, present);
 }

@@ -76,7 +76,7 @@ describe('pop and ack', () => {
     expect(err).toBeInstanceOf(AckError);
     expect(err).toBeInstanceOf(QueenError);
     expect(err.code).toBe('ack_refused');
-    expect(err.refused).toMatchObject([{ transactionId: batch.messages[1]!.transactionId, success: false, error: 'Invalid or expired lease' }]);
+    expect(err.refused).toMatchObject([{ transactionId: batch.messages[1]!.transactionId, success: false, error: expect.stringMatching(/^Invalid or expired lease: .*pop again/) }]);
     expect(err.message).toContain('Invalid or expired lease');
   });
 

@@ -1,6 +1,7 @@
 // The dispatcher suites' fixtures: subscriptions made straight in SQL, pushes through the broker
 // verb (no trigger runs a dispatcher behind the test's back), and real HTTP receivers on 127.0.0.1
 // that record what arrived and check each signature with the standardwebhooks package.
+import type { DeliveryBody as WireDeliveryBody } from '../../client/src/wire.js';
 import { createServer, type IncomingHttpHeaders, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
@@ -80,15 +81,8 @@ export interface Arrival {
   status: number;
 }
 
-export interface DeliveryBody {
-  subscription: string;
-  queue: string;
-  partition: string;
-  partitionId: string;
-  consumerGroup: string;
-  attempt: number;
-  messages: { offset: number; transactionId: string; messageId: string; createdAt: string; traceId: string | null; producerSub: string | null; data: any }[];
-}
+/** The body the dispatcher POSTs, as the client's wire module declares it (payloads of any shape here). */
+export type DeliveryBody = WireDeliveryBody<any>;
 
 /** What a test's receiver answers: status, headers, body; or a promise of them (a slow endpoint). */
 export type Reply = { status: number; headers?: Record<string, string>; body?: string };

@@ -2,11 +2,12 @@
 import { pushItems } from '../lib/broker/push.js';
 import { defineFunction, requireRole } from '../lib/http/context.js';
 import { readPushRequest } from '../lib/http/requests/push.js';
+import { jsonAnswer } from '../lib/http/respond.js';
 
 export default defineFunction('push', (app) => {
   app.post('/api/v1/push', requireRole('read-write'), async (c) => {
     const items = await readPushRequest(c);
     const { tenant, sub } = c.get('principal');
-    return c.json(await pushItems(c.get('db'), { tenant, sub, config: c.get('config') }, items), 201);
+    return jsonAnswer(JSON.stringify(await pushItems(c.get('db'), { tenant, sub, config: c.get('config') }, items)), 201);
   });
 });

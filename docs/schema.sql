@@ -1953,7 +1953,10 @@ BEGIN
   END IF;
 
   FOR q IN
-    SELECT e.* FROM queen.ensure_queue(p_tenant, p_queue) AS e WHERE p_queue IS NOT NULL
+    SELECT qq.* FROM queen.queues qq WHERE p_queue IS NOT NULL AND qq.tenant_id = p_tenant AND qq.name = p_queue
+    UNION ALL
+    SELECT e.* FROM queen.ensure_queue(p_tenant, p_queue) AS e
+     WHERE p_queue IS NOT NULL AND NOT EXISTS (SELECT 1 FROM queen.queues x WHERE x.tenant_id = p_tenant AND x.name = p_queue)
     UNION ALL
     -- Queues in id order: a discovery pop takes its locks queue by queue, in one order for all.
     (SELECT qq.* FROM queen.queues qq

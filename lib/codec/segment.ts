@@ -2,7 +2,7 @@ import { decompress as decompressJs } from 'fzstd';
 import { CorruptSegmentError, InvalidFrameError } from './errors.js';
 import { locateFrames, packFrames, readFrame, type Frame } from './frame.js';
 import { ensureZstd, getZstd } from './zstd.js';
-import { addContentChecksum, checkChecksumPlacement, readFrameLayout, verifyContentChecksum } from './zstd-frame.js';
+import { addContentChecksum, checkChecksumPlacement, RAW_FRAME_MAX, rawFrame, readFrameLayout, verifyContentChecksum } from './zstd-frame.js';
 
 /**
  * QUEEN_V2_ZSTD_LEVEL when unset; callers read the environment, the codec does not. Level 1, not
@@ -38,6 +38,7 @@ export async function encodeSegment(frames: readonly Frame[], level: number = DE
   if (packed.length > MAX_SEGMENT_BYTES) {
     throw new InvalidFrameError('frames', `segment packs to ${packed.length} bytes; split it below ${MAX_SEGMENT_BYTES}`);
   }
+  if (packed.length <= RAW_FRAME_MAX) return rawFrame(packed);
   await ensureZstd();
   return addContentChecksum(getZstd()!.compress(packed, level), packed);
 }

@@ -101,3 +101,29 @@ export function verifyContentChecksum(blob: Uint8Array, layout: FrameLayout, con
 function hex(n: number): string {
   return n.toString(16).padStart(8, '0');
 }
+
+/** Largest content rawFrame writes: its size fits the one-byte Frame_Content_Size of a single-segment frame. */
+export const RAW_FRAME_MAX = 255;
+
+/**
+ * `content` as one zstd frame of one raw (stored) block, with its content size and checksum, as
+ * any zstd decoder reads it. For content this small compressing saves nothing the block header
+ * does not cost back, and skipping the compressor is most of a single-message push's zstd time.
+ */
+export function rawFrame(content: Uint8Array): Uint8Array {
+  if (content.length === 0 || content.length > RAW_FRAME_MAX) throw new RangeError(`rawFrame holds 1..${RAW_FRAME_MAX} bytes, got ${content.length}`);
+  const n = content.length;
+  const out = new Uint8Array(9 + n + CHECKSUM_BYTES);
+  out.set([0x28, 0xb5, 0x2f, 0xfd, 0x20 | CHECKSUM_FLAG, n]);
+  const block = (n << 3) | 1; // Last_Block, Block_Type 0 (raw), Block_Size n
+  out[6] = block & 0xff;
+  out[7] = (block >> 8) & 0xff;
+  out[8] = block >> 16;
+  out.set(content, 9);
+  const sum = xxh64Low32(content);
+  out[9 + n] = sum & 0xff;
+  out[10 + n] = (sum >>> 8) & 0xff;
+  out[11 + n] = (sum >>> 16) & 0xff;
+  out[12 + n] = sum >>> 24;
+  return out;
+}

@@ -18,6 +18,8 @@ export interface FrameLayout {
   hasChecksum: boolean;
   /** Index just past the last block: where the checksum starts when there is one. */
   blocksEnd: number;
+  /** Index of the first block's header. */
+  firstBlock: number;
 }
 
 /**
@@ -42,7 +44,7 @@ export function readFrameLayout(blob: Uint8Array, maxContentSize: number): Frame
   if (contentSize > maxContentSize) {
     throw new CorruptSegmentError(`zstd frame header claims ${contentSize} bytes, more than ${maxContentSize}`);
   }
-  return { contentSize, hasChecksum: (descriptor & CHECKSUM_FLAG) !== 0, blocksEnd: findBlocksEnd(blob, at + fcsBytes) };
+  return { contentSize, hasChecksum: (descriptor & CHECKSUM_FLAG) !== 0, blocksEnd: findBlocksEnd(blob, at + fcsBytes), firstBlock: at + fcsBytes };
 }
 
 // Block_Header: 3 bytes little-endian, Last_Block (1 bit), Block_Type (2), Block_Size (21).
@@ -126,4 +128,13 @@ export function rawFrame(content: Uint8Array): Uint8Array {
   out[11 + n] = (sum >>> 16) & 0xff;
   out[12 + n] = sum >>> 24;
   return out;
+}
+
+/** The content of a frame that is one raw block (as rawFrame writes), without copying; else null. */
+export function rawContent(blob: Uint8Array, layout: FrameLayout): Uint8Array | null {
+  const at = layout.firstBlock;
+  const n = layout.contentSize;
+  if (layout.blocksEnd !== at + 3 + n) return null;
+  const header = blob[at]! | (blob[at + 1]! << 8) | (blob[at + 2]! << 16);
+  return header === ((n << 3) | 1) ? blob.subarray(at + 3, at + 3 + n) : null;
 }

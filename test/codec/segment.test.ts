@@ -121,6 +121,12 @@ describe('encodeSegment', () => {
     for (const d of decompressors) expect(decompressSegment(blob, d)).toEqual(packed);
     const [m] = decodeSegment(blob, 7, 7, 7);
     expect([m!.offset, m!.transactionId, new TextDecoder().decode(m!.payload)]).toEqual([7, small[0]!.transactionId, '{"message":"Hello World","partition_id":7}']);
+    // Read without the compressor, and still checked: any changed byte is a CorruptSegmentError.
+    for (let i = 0; i < blob.length; i++) {
+      const bad = blob.slice();
+      bad[i] = bad[i]! ^ 0x01;
+      for (const d of decompressors) expect(() => decompressSegment(bad, d), `byte ${i} with ${d}`).toThrow(CorruptSegmentError);
+    }
     // One byte more than a raw frame holds goes through the compressor.
     const big = makeFrames(40);
     expect(packFrames(big).length).toBeGreaterThan(255);

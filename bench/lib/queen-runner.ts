@@ -5,7 +5,7 @@ import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { groupCpuSeconds } from './cpu.js';
-import type { Server } from './server.js';
+import { stopGroup, type Server } from './server.js';
 
 const RUNNER_PATH = 'benchmark-queen/2026-04-26/_runner';
 
@@ -92,15 +92,6 @@ export async function startQueenServer(binary: string, cwd: string, pg: { port: 
     base,
     pid,
     cpuSeconds: () => groupCpuSeconds(pid),
-    async stop() {
-      try {
-        process.kill(-pid, 'SIGTERM');
-      } catch {
-        return;
-      }
-      const timer = setTimeout(() => process.kill(-pid, 'SIGKILL'), 10_000);
-      await exited;
-      clearTimeout(timer);
-    },
+    stop: () => stopGroup(pid, exited),
   };
 }

@@ -23,7 +23,7 @@ import { prepareRunner, runQueenLoad, startQueenServer } from './lib/queen-runne
 import { startServer, type Server } from './lib/server.js';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 15);
-// The producer alone first, so every one of the 1,001 partitions exists before the window.
+// The same load first, so the 1,001 partitions and their cursors exist before the window.
 const WARMUP = Number(process.env.BENCH_WARMUP ?? 3);
 const SIZES = (process.env.BENCH_SIZES ?? '1,10,100').split(',').map(Number);
 const QUEEN_BIN = process.env.BENCH_QUEEN_SERVER;
@@ -82,7 +82,7 @@ try {
           const r = (await c.query(COUNTS[side.name], [queue])).rows[0];
           return { pushed: Number(r.pushed), consumed: Number(r.consumed), bytes: totalBytes(await schemaBytes(c, 'queen')) };
         });
-      if (WARMUP > 0) await runQueenLoad(RUNNER, side.server.base.origin, queue, size, WARMUP, false);
+      if (WARMUP > 0) await runQueenLoad(RUNNER, side.server.base.origin, queue, size, WARMUP, !PRODUCER_ONLY);
       const meter = new Meter(side.server.pid, cluster.postmasterPid());
       const profiling = PROFILE && side.name === 'ours';
       if (profiling) {
@@ -148,7 +148,7 @@ async function printProfile(profile: Parameters<typeof summarise>[0], pushed: nu
   for (const l of formatShares(s.functions.slice(0, 16))) console.log(`    ${l}`);
   const { rows } = await withClient(cluster.url('ours'), (c) =>
     c.query(`SELECT calls, total_exec_time AS ms, toplevel, regexp_replace(query, '\\s+', ' ', 'g') AS q FROM pg_stat_statements
-              WHERE query NOT ILIKE '%pg_stat_statements%' ORDER BY total_exec_time DESC LIMIT 14`),
+              WHERE query NOT ILIKE '%pg_stat_statements%' ORDER BY total_exec_time DESC LIMIT ${Number(process.env.BENCH_STATEMENTS ?? 14)}`),
   );
   console.log(`  PostgreSQL statements (pg_stat_statements, track = all), µs per call and per message pushed:`);
   for (const r of rows) {

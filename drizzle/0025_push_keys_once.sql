@@ -19,7 +19,9 @@ CREATE INDEX idx_log_txns_keys ON queen.log_txns USING gin (COALESCE(keys, queen
 CREATE OR REPLACE FUNCTION queen.push_segments(p_tenant text, p_queues text[], p_partitions text[], p_counts integer[], p_blob_lens integer[], p_blobs bytea, p_hashes bytea, p_encrypted boolean[], p_collapsed boolean[], p_probe_grp integer[], p_probe_item integer[], p_keys bigint[])
  RETURNS TABLE(kind text, grp integer, item integer, partition_id bigint, msg_offset bigint, base_offset bigint, blob bytea)
  LANGUAGE plpgsql
+ SET plan_cache_mode TO 'force_generic_plan'
  SET enable_seqscan TO 'off'
+ SET max_parallel_workers_per_gather TO '0'
  SET jit TO 'off'
 AS $function$
 DECLARE

@@ -2085,7 +2085,6 @@ $function$;
 CREATE OR REPLACE FUNCTION queen.pop_claim(q queen.queues, p_partition bigint, p_group text, p_start_at timestamp with time zone, p_budget integer, p_lease text, p_auto_ack boolean, p_max_bytes bigint, p_first boolean, p_now timestamp with time zone, OUT status text, OUT from_offset bigint, OUT batch_end bigint, OUT attempt integer, OUT first_base bigint, OUT last_base bigint, OUT taken integer, OUT bytes bigint)
  RETURNS record
  LANGUAGE plpgsql
- SET enable_seqscan TO 'off'
 AS $function$
 DECLARE
   c queen.log_consumers;

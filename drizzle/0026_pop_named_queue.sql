@@ -1,6 +1,7 @@
 -- A named pop finds its queue with one index probe (docs/locking.md#the-wildcard-scan): it called
 -- queen.ensure_queue, a plpgsql function, on every pop, about 60 µs of a ~400 µs pop under Queen's
--- consumer; ensure_queue now runs only when the queue does not exist yet. Nothing else changes.
+-- consumer; ensure_queue now runs only when the queue does not exist yet. And pop_claim, which only
+-- pop calls, inherits pop's enable_seqscan = off instead of saving and restoring it per claim.
 CREATE OR REPLACE FUNCTION queen.pop(p_tenant text, p_queue text, p_partition text, p_namespace text, p_task text, p_group text, p_batch integer, p_partitions integer, p_lease text, p_auto_ack boolean, p_mode text, p_from timestamp with time zone, p_max_bytes bigint)
  RETURNS TABLE(claim integer, queue_name text, partition_id bigint, partition_name text, from_offset bigint, batch_end bigint, attempt integer, base_offset bigint, end_offset bigint, created_at timestamp with time zone, blob bytea)
  LANGUAGE plpgsql
@@ -158,3 +159,5 @@ BEGIN
   END LOOP;
 END
 $function$;
+--> statement-breakpoint
+ALTER FUNCTION queen.pop_claim(queen.queues, bigint, text, timestamp with time zone, integer, text, boolean, bigint, boolean, timestamp with time zone) RESET enable_seqscan;

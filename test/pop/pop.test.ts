@@ -54,6 +54,14 @@ describe('pop of a named queue', () => {
     expect(await db().query(`SELECT 1 FROM queen.queues WHERE name = 'unknown-queue'`)).toHaveLength(1);
   });
 
+  it('runs pop with enable_seqscan off, which pop_claim inherits instead of setting it again per claim', async () => {
+    const rows = await db().query<{ proname: string; proconfig: string[] | null }>(
+      `SELECT proname, proconfig FROM pg_proc WHERE pronamespace = 'queen'::regnamespace AND proname IN ('pop', 'pop_claim') ORDER BY proname`,
+    );
+    expect(rows.find((r) => r.proname === 'pop')!.proconfig).toContain('enable_seqscan=off');
+    expect(rows.find((r) => r.proname === 'pop_claim')!.proconfig).toBeNull();
+  });
+
   it('spends the batch budget exactly across segments and leases only what it returns', async () => {
     await b.pushNumbered('budget', 'p', 2, undefined, 0);
     await b.pushNumbered('budget', 'p', 2, undefined, 2);

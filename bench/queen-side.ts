@@ -6,16 +6,18 @@
 // database), PostgreSQL and server CPU per message pushed (from /proc) and bytes per message.
 //   BENCH_QUEEN_SERVER=/path/to/server/bin/queen-server npx tsx bench/queen-side.ts
 // BENCH_PROFILE=1: also, for our server, pg_stat_statements (track = all) per window and the V8
-// profile by owner (package, lib/ file, GC); BENCH_LOAD=producer runs the producer alone.
+// profile by owner (package, lib/ file, GC); BENCH_PERF=1 also `perf` (on-CPU samples) over our
+// server's processes by category; BENCH_LOAD=producer runs the producer alone.
 // BENCH_QUEEN_SCHEMA_DIR: the directory holding Queen's `schema/` (default: the binary's ../../lib);
 // BENCH_QUEEN_REPO: the queen-mq/queen git directory the runner is read from; BENCH_RUNNER_DIR:
 // where it is written with its dependencies (autocannon 8, axios 1; installed once).
-import { writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { schemaBytes, totalBytes } from './lib/bytes.js';
 import { formatShares, summarise } from './lib/cpuprofile.js';
 import { Inspector } from './lib/inspector.js';
+import { categorise, perfRecord, perfSymbols, SERVER_RULES } from './lib/perf.js';
 import { fmt } from './lib/load.js';
 import { Meter, perMsg } from './lib/meter.js';
 import { parseSettings, startCluster, withClient } from './lib/postgres.js';
@@ -30,6 +32,7 @@ const QUEEN_BIN = process.env.BENCH_QUEEN_SERVER;
 const REPO = process.env.BENCH_QUEEN_REPO ?? '/work/.mirror/queen-mq+queen/repo';
 const PROFILE = process.env.BENCH_PROFILE === '1';
 const PRODUCER_ONLY = process.env.BENCH_LOAD === 'producer';
+const PERF = process.env.BENCH_PERF === '1';
 const INSPECT_PORT = 7232;
 const RUNNER = prepareRunner(REPO, process.env.BENCH_RUNNER_DIR ?? '/tmp/queen-runner');
 
@@ -64,7 +67,7 @@ const sides: Side[] = [];
 try {
   for (const db of ['ours', 'queen']) await withClient(cluster.url('postgres'), (c) => c.query(`CREATE DATABASE ${db}`));
   if (PROFILE) await withClient(cluster.url('ours'), (c) => c.query('CREATE EXTENSION pg_stat_statements'));
-  const nodeArgs = PROFILE ? [`--inspect=127.0.0.1:${INSPECT_PORT}`] : [];
+  const nodeArgs = [...(PROFILE ? [`--inspect=127.0.0.1:${INSPECT_PORT}`] : []), ...(PERF ? ['--perf-basic-prof-only-functions'] : [])];
   sides.push({ name: 'ours', db: 'ours', server: await startServer({ databaseUrl: cluster.url('ours'), port: 7214, nodeArgs }) });
   const inspector = PROFILE ? await Inspector.connect(INSPECT_PORT) : null;
   if (QUEEN_BIN) {
@@ -90,7 +93,16 @@ try {
         await inspector!.startProfile();
       }
       const before = await count();
+      // perf over the middle of the window, on-CPU only (the V8 profile also samples a thread the
+      // machine has descheduled).
+      const perfData = `/tmp/queen-side-${side.name}-${size}.perf.data`;
+      const perfDone = PERF && side.name === 'ours' ? sleep(1000).then(() => perfRecord(groupPids(side.server.pid), SECONDS - 2, perfData)) : null;
       const { out, cpu } = await meter.window(() => runQueenLoad(RUNNER, side.server.base.origin, queue, size, SECONDS, !PRODUCER_ONLY));
+      if (perfDone) {
+        await perfDone;
+        console.log(`  server on-CPU by category (perf, ${perfData}):`);
+        for (const [cat, pct] of categorise(perfSymbols(perfData, false), SERVER_RULES)) if (pct >= 0.5) console.log(`    ${pct.toFixed(1).padStart(5)}%  ${cat}`);
+      }
       const after = await count();
       if (profiling) await printProfile(await inspector!.stopProfile(), after.pushed - before.pushed);
       const pushed = after.pushed - before.pushed;
@@ -155,4 +167,18 @@ async function printProfile(profile: Parameters<typeof summarise>[0], pushed: nu
     const us = Number(r.ms) * 1000;
     console.log(`    ${String(r.calls).padStart(7)} calls ${(us / r.calls).toFixed(0).padStart(6)} µs/call ${(us / pushed).toFixed(1).padStart(7)} µs/msg ${r.toplevel ? 'top ' : '    '} ${String(r.q).slice(0, 100)}`);
   }
+}
+
+// The processes of a detached child's group (the server and what it spawned).
+function groupPids(pgid: number): number[] {
+  return readdirSync('/proc')
+    .filter((p) => /^\d+$/.test(p))
+    .filter((p) => {
+      try {
+        return readFileSync(`/proc/${p}/stat`, 'utf8').split(') ')[1]!.split(' ')[2] === String(pgid);
+      } catch {
+        return false;
+      }
+    })
+    .map(Number);
 }

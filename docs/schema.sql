@@ -1979,7 +1979,7 @@ BEGIN
     IF p_partition IS NOT NULL THEN
       SELECT lp.id, lp.name INTO r FROM queen.log_partitions lp WHERE lp.queue_id = q.id AND lp.name = p_partition;
       CONTINUE WHEN NOT FOUND;
-      SELECT * INTO cl FROM queen.pop_claim(q, r.id, p_group, sub.start_at, v_budget, p_lease, p_auto_ack, v_bytes, true, v_now);
+      cl := queen.pop_claim(q, r.id, p_group, sub.start_at, v_budget, p_lease, p_auto_ack, v_bytes, true, v_now);
       IF cl.status = 'claimed' THEN
         v_claims := v_claims + 1;
         RETURN QUERY
@@ -2054,8 +2054,8 @@ BEGIN
        ORDER BY lc.lease_acquired_at NULLS FIRST, lc.partition_id
     LOOP
       EXIT WHEN v_budget <= 0 OR v_claims >= p_partitions;
-      SELECT * INTO cl FROM queen.pop_claim(q, r.id, p_group, sub.start_at, v_budget, p_lease, p_auto_ack,
-                                            v_bytes, v_claims = 0, v_now);
+      cl := queen.pop_claim(q, r.id, p_group, sub.start_at, v_budget, p_lease, p_auto_ack,
+                            v_bytes, v_claims = 0, v_now);
       CONTINUE WHEN cl.status <> 'claimed';
       v_claims := v_claims + 1;
       v_budget := v_budget - cl.taken;

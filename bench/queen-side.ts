@@ -17,7 +17,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { schemaBytes, totalBytes } from './lib/bytes.js';
 import { formatShares, summarise } from './lib/cpuprofile.js';
 import { Inspector } from './lib/inspector.js';
-import { categorise, perfRecord, perfSymbols, SERVER_RULES } from './lib/perf.js';
+import { categorise, inclusiveOf, perfRecord, perfSymbols, POSTGRES_ENTRY_POINTS, POSTGRES_RULES, SERVER_RULES } from './lib/perf.js';
 import { fmt } from './lib/load.js';
 import { Meter, perMsg } from './lib/meter.js';
 import { parseSettings, startCluster, withClient } from './lib/postgres.js';
@@ -96,12 +96,22 @@ try {
       // perf over the middle of the window, on-CPU only (the V8 profile also samples a thread the
       // machine has descheduled).
       const perfData = `/tmp/queen-side-${side.name}-${size}.perf.data`;
-      const perfDone = PERF && side.name === 'ours' ? sleep(1000).then(() => perfRecord(groupPids(side.server.pid), SECONDS - 2, perfData)) : null;
+      const pgPerfData = `/tmp/queen-side-postgres-${size}.perf.data`;
+      const perfDone =
+        PERF && side.name === 'ours'
+          ? sleep(1000).then(() =>
+              Promise.all([perfRecord(groupPids(side.server.pid), SECONDS - 2, perfData), perfRecord(treePids(cluster.postmasterPid()), SECONDS - 2, pgPerfData)]),
+            )
+          : null;
       const { out, cpu } = await meter.window(() => runQueenLoad(RUNNER, side.server.base.origin, queue, size, SECONDS, !PRODUCER_ONLY));
       if (perfDone) {
         await perfDone;
         console.log(`  server on-CPU by category (perf, ${perfData}):`);
         for (const [cat, pct] of categorise(perfSymbols(perfData, false), SERVER_RULES)) if (pct >= 0.5) console.log(`    ${pct.toFixed(1).padStart(5)}%  ${cat}`);
+        console.log(`  PostgreSQL on-CPU by category (perf, ${pgPerfData}):`);
+        for (const [cat, pct] of categorise(perfSymbols(pgPerfData, false), POSTGRES_RULES)) if (pct >= 0.5) console.log(`    ${pct.toFixed(1).padStart(5)}%  ${cat}`);
+        console.log('  PostgreSQL inclusive time of entry points:');
+        for (const [sym, pct] of inclusiveOf(perfSymbols(pgPerfData, true), POSTGRES_ENTRY_POINTS)) console.log(`    ${pct.toFixed(1).padStart(5)}%  ${sym}`);
       }
       const after = await count();
       if (profiling) await printProfile(await inspector!.stopProfile(), after.pushed - before.pushed);
@@ -126,7 +136,8 @@ try {
       };
       results.set(`${side.name}/${size}`, row);
       console.log(
-        `${side.name} x${size}: pushed ${fmt(row.pushRate)}/s (producer says ${fmt(out.producer.msgPerSec)}/s, p50 ${out.producer.latency.p50} ms), consumed ${fmt(row.consumeRate)}/s, ` +
+        `${side.name} x${size}: pushed ${fmt(row.pushRate)}/s (producer says ${fmt(out.producer.msgPerSec)}/s, p50 ${out.producer.latency.p50} ms), consumed ${fmt(row.consumeRate)}/s ` +
+          `(${fmt(out.consumer.reqPerSec ?? 0)} pops/s), ` +
           `PostgreSQL ${row.pgUs.toFixed(1)} µs/msg, server ${row.serverUs.toFixed(1)} µs/msg, ${row.bytes.toFixed(0)} B/msg${errors ? `; ${errors}` : ''}`,
       );
       await sleep(1000);
@@ -181,4 +192,16 @@ function groupPids(pgid: number): number[] {
       }
     })
     .map(Number);
+}
+
+// PostgreSQL's postmaster and its children (the backends).
+function treePids(root: number): number[] {
+  const ppid = (p: string) => {
+    try {
+      return readFileSync(`/proc/${p}/stat`, 'utf8').split(') ')[1]!.split(' ')[1];
+    } catch {
+      return '';
+    }
+  };
+  return [root, ...readdirSync('/proc').filter((p) => /^\d+$/.test(p) && ppid(p) === String(root)).map(Number)];
 }

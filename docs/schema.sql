@@ -93,10 +93,11 @@ CREATE TABLE queen.log_txns (
   base_offset bigint NOT NULL,
   end_offset bigint NOT NULL,
   created_at timestamp with time zone NOT NULL,
-  hashes bytea NOT NULL
+  hashes bytea NOT NULL,
+  keys bigint[]
 );
 ALTER TABLE queen.log_txns ADD CONSTRAINT log_txns_pk PRIMARY KEY (partition_id, base_offset);
-CREATE INDEX idx_log_txns_keys ON queen.log_txns USING gin (queen.log_txn_keys64(partition_id, hashes)) WITH (fastupdate=off);
+CREATE INDEX idx_log_txns_keys ON queen.log_txns USING gin (COALESCE(keys, queen.log_txn_keys64(partition_id, hashes))) WITH (fastupdate=off);
 
 CREATE TABLE queen.message_trace_names (
   trace_id uuid NOT NULL,
@@ -1420,7 +1421,7 @@ BEGIN
       SELECT DISTINCT w.h FROM unnest($2::BYTEA[]) AS w(h)
     ), hit_rows AS MATERIALIZED (
       SELECT t.base_offset, t.hashes FROM queen.log_txns t
-       WHERE queen.log_txn_keys64(t.partition_id, t.hashes) && ARRAY(SELECT queen.txn_key($1::BIGINT, want.h) FROM want)
+       WHERE COALESCE(t.keys, queen.log_txn_keys64(t.partition_id, t.hashes)) && ARRAY(SELECT queen.txn_key($1::BIGINT, want.h) FROM want)
          AND t.partition_id = $1 AND t.base_offset >= $3 AND t.base_offset <= $5
     )
     SELECT u.h, r.base_offset + u.idx
@@ -1742,7 +1743,7 @@ AS $function$
     (SELECT min(t.base_offset + h.idx)
        FROM queen.log_partitions p, queen.log_txns t, LATERAL queen.log_unnest_hashes(t.hashes) h
       WHERE p.id = p_partition AND t.partition_id = p_partition
-        AND queen.log_txn_keys64(t.partition_id, t.hashes) && ARRAY[queen.txn_key(p_partition, p_hash)]
+        AND COALESCE(t.keys, queen.log_txn_keys64(t.partition_id, t.hashes)) && ARRAY[queen.txn_key(p_partition, p_hash)]
         AND h.h = p_hash AND t.base_offset + h.idx >= p.log_start),
     (SELECT min(d.msg_offset) FROM queen.log_dlq d WHERE d.partition_id = p_partition AND d.transaction_id = p_txn))
 $function$;
@@ -1991,7 +1992,10 @@ BEGIN
   END IF;
 
   FOR q IN
-    SELECT e.* FROM queen.ensure_queue(p_tenant, p_queue) AS e WHERE p_queue IS NOT NULL
+    SELECT qq.* FROM queen.queues qq WHERE p_queue IS NOT NULL AND qq.tenant_id = p_tenant AND qq.name = p_queue
+    UNION ALL
+    SELECT e.* FROM queen.ensure_queue(p_tenant, p_queue) AS e
+     WHERE p_queue IS NOT NULL AND NOT EXISTS (SELECT 1 FROM queen.queues x WHERE x.tenant_id = p_tenant AND x.name = p_queue)
     UNION ALL
     -- Queues in id order: a discovery pop takes its locks queue by queue, in one order for all.
     (SELECT qq.* FROM queen.queues qq
@@ -2014,7 +2018,7 @@ BEGIN
     IF p_partition IS NOT NULL THEN
       SELECT lp.id, lp.name INTO r FROM queen.log_partitions lp WHERE lp.queue_id = q.id AND lp.name = p_partition;
       CONTINUE WHEN NOT FOUND;
-      SELECT * INTO cl FROM queen.pop_claim(q, r.id, p_group, sub.start_at, v_budget, p_lease, p_auto_ack, v_bytes, true, v_now);
+      cl := queen.pop_claim(q, r.id, p_group, sub.start_at, v_budget, p_lease, p_auto_ack, v_bytes, true, v_now);
       IF cl.status = 'claimed' THEN
         v_claims := v_claims + 1;
         RETURN QUERY
@@ -2089,8 +2093,8 @@ BEGIN
        ORDER BY lc.lease_acquired_at NULLS FIRST, lc.partition_id
     LOOP
       EXIT WHEN v_budget <= 0 OR v_claims >= p_partitions;
-      SELECT * INTO cl FROM queen.pop_claim(q, r.id, p_group, sub.start_at, v_budget, p_lease, p_auto_ack,
-                                            v_bytes, v_claims = 0, v_now);
+      cl := queen.pop_claim(q, r.id, p_group, sub.start_at, v_budget, p_lease, p_auto_ack,
+                            v_bytes, v_claims = 0, v_now);
       CONTINUE WHEN cl.status <> 'claimed';
       v_claims := v_claims + 1;
       v_budget := v_budget - cl.taken;
@@ -2120,7 +2124,6 @@ $function$;
 CREATE OR REPLACE FUNCTION queen.pop_claim(q queen.queues, p_partition bigint, p_group text, p_start_at timestamp with time zone, p_budget integer, p_lease text, p_auto_ack boolean, p_max_bytes bigint, p_first boolean, p_now timestamp with time zone, OUT status text, OUT from_offset bigint, OUT batch_end bigint, OUT attempt integer, OUT first_base bigint, OUT last_base bigint, OUT taken integer, OUT bytes bigint)
  RETURNS record
  LANGUAGE plpgsql
- SET enable_seqscan TO 'off'
 AS $function$
 DECLARE
   c queen.log_consumers;
@@ -2360,6 +2363,13 @@ $function$;
 
 CREATE OR REPLACE FUNCTION queen.push_segments(p_tenant text, p_queues text[], p_partitions text[], p_counts integer[], p_blob_lens integer[], p_blobs bytea, p_hashes bytea, p_encrypted boolean[], p_collapsed boolean[], p_probe_grp integer[], p_probe_item integer[])
  RETURNS TABLE(kind text, grp integer, item integer, partition_id bigint, msg_offset bigint, base_offset bigint, blob bytea)
+ LANGUAGE sql
+AS $function$
+  SELECT * FROM queen.push_segments(p_tenant, p_queues, p_partitions, p_counts, p_blob_lens, p_blobs, p_hashes, p_encrypted, p_collapsed, p_probe_grp, p_probe_item, NULL::bigint[])
+$function$;
+
+CREATE OR REPLACE FUNCTION queen.push_segments(p_tenant text, p_queues text[], p_partitions text[], p_counts integer[], p_blob_lens integer[], p_blobs bytea, p_hashes bytea, p_encrypted boolean[], p_collapsed boolean[], p_probe_grp integer[], p_probe_item integer[], p_keys bigint[])
+ RETURNS TABLE(kind text, grp integer, item integer, partition_id bigint, msg_offset bigint, base_offset bigint, blob bytea)
  LANGUAGE plpgsql
  SET plan_cache_mode TO 'force_generic_plan'
  SET enable_seqscan TO 'off'
@@ -2368,6 +2378,7 @@ CREATE OR REPLACE FUNCTION queen.push_segments(p_tenant text, p_queues text[], p
 AS $function$
 DECLARE
   n INT := coalesce(cardinality(p_queues), 0);
+  v_keys BIGINT[] := p_keys;
   v_pids BIGINT[];
   v_windows INT[];
   v_encrypt BOOLEAN[];
@@ -2385,6 +2396,35 @@ BEGIN
   IF n = 0 THEN
     RETURN;
   END IF;
+  IF v_keys IS NULL THEN
+    v_keys := ARRAY(SELECT ('x' || encode(substring(p_hashes FROM i * 16 + 1 FOR 8), 'hex'))::bit(64)::bigint
+                      FROM generate_series(0, length(p_hashes) / 16 - 1) AS i);
+  END IF;
+
+  IF n = 1 AND cardinality(p_probe_grp) = 0 THEN
+    -- Nothing to probe: a minted id cannot repeat. A miss (new partition, encryption changed)
+    -- writes nothing and goes on below.
+    RETURN QUERY
+      WITH alloc AS (
+        UPDATE queen.log_partitions lp
+           SET last_offset = lp.last_offset + p_counts[1],
+               last_write_at = CASE WHEN clock_timestamp() - lp.last_write_at > interval '1 second' THEN clock_timestamp() ELSE lp.last_write_at END
+          FROM queen.queues q
+         WHERE q.tenant_id = p_tenant AND q.name = p_queues[1] AND lp.queue_id = q.id AND lp.name = p_partitions[1]
+           AND q.encryption_enabled IS NOT DISTINCT FROM p_encrypted[1]
+        RETURNING lp.id AS pid, lp.last_offset - p_counts[1] + 1 AS base, lp.last_offset AS last, clock_timestamp() AS at
+      ), seg AS (
+        INSERT INTO queen.log_segments (partition_id, base_offset, end_offset, created_at, blob)
+        SELECT a.pid, a.base, a.last, a.at, p_blobs FROM alloc a
+      ), txn AS (
+        INSERT INTO queen.log_txns (partition_id, base_offset, end_offset, created_at, hashes, keys)
+        SELECT a.pid, a.base, a.last, a.at, p_hashes, ARRAY(SELECT k # a.pid FROM unnest(v_keys) AS k) FROM alloc a
+      )
+      SELECT 'ok', 0, NULL::INT, a.pid, NULL::BIGINT, a.base, NULL::BYTEA FROM alloc a;
+    IF FOUND THEN
+      RETURN;
+    END IF;
+  END IF;
 
   -- The usual request names one partition that exists: find and lock it in one statement. A miss
   -- (new queue or partition, or deleted while we waited for the lock) locks nothing and takes the
@@ -2397,6 +2437,34 @@ BEGIN
      WHERE q.tenant_id = p_tenant AND q.name = p_queues[1]
        FOR UPDATE OF p;
     found1 := FOUND;
+    IF found1 AND v_windows[1] > 0 AND NOT p_collapsed[1] AND v_encrypt[1] IS NOT DISTINCT FROM p_encrypted[1] THEN
+      -- Probe and write in one statement, under the lock just taken: a hit writes nothing and the
+      -- exact per-item check below decides.
+      RETURN QUERY
+        WITH hit AS (
+          SELECT 1 FROM queen.log_txns t
+           WHERE COALESCE(t.keys, queen.log_txn_keys64(t.partition_id, t.hashes))
+                 && ARRAY(SELECT v_keys[x.k + 1] # v_pids[1] FROM unnest(p_probe_item) AS x(k))
+             AND t.created_at > clock_timestamp() - make_interval(secs => v_windows[1])
+           LIMIT 1
+        ), alloc AS (
+          UPDATE queen.log_partitions lp
+             SET last_offset = lp.last_offset + p_counts[1],
+                 last_write_at = CASE WHEN clock_timestamp() - lp.last_write_at > interval '1 second' THEN clock_timestamp() ELSE lp.last_write_at END
+           WHERE lp.id = v_pids[1] AND NOT EXISTS (SELECT 1 FROM hit)
+          RETURNING lp.id AS pid, lp.last_offset - p_counts[1] + 1 AS base, lp.last_offset AS last, clock_timestamp() AS at
+        ), seg AS (
+          INSERT INTO queen.log_segments (partition_id, base_offset, end_offset, created_at, blob)
+          SELECT a.pid, a.base, a.last, a.at, p_blobs FROM alloc a
+        ), txn AS (
+          INSERT INTO queen.log_txns (partition_id, base_offset, end_offset, created_at, hashes, keys)
+          SELECT a.pid, a.base, a.last, a.at, p_hashes, ARRAY(SELECT k # a.pid FROM unnest(v_keys) AS k) FROM alloc a
+        )
+        SELECT 'ok', 0, NULL::INT, a.pid, NULL::BIGINT, a.base, NULL::BYTEA FROM alloc a;
+      IF FOUND THEN
+        RETURN;
+      END IF;
+    END IF;
   END IF;
   -- Twice at most: a queue deleted between provisioning and locking is provisioned again.
   FOR attempt IN 1 .. 2 LOOP
@@ -2467,8 +2535,8 @@ BEGIN
   -- of them, and the exact per-group check below (full 128-bit hash, window) decides.
   IF v_probe AND cardinality(p_probe_grp) > 0 AND EXISTS (
     SELECT 1 FROM queen.log_txns t
-     WHERE queen.log_txn_keys64(t.partition_id, t.hashes) && ARRAY(
-             SELECT queen.txn_key(v_pids[x.g + 1], substring(p_hashes FROM (v_frame0[x.g + 1] + x.k) * 16 + 1 FOR 16))
+     WHERE COALESCE(t.keys, queen.log_txn_keys64(t.partition_id, t.hashes)) && ARRAY(
+             SELECT v_keys[v_frame0[x.g + 1] + x.k + 1] # v_pids[x.g + 1]
                FROM unnest(p_probe_grp, p_probe_item) AS x(g, k)
               WHERE v_since[x.g + 1] IS NOT NULL)
        AND t.created_at > v_oldest
@@ -2476,13 +2544,14 @@ BEGIN
     RETURN QUERY
       WITH probe AS MATERIALIZED (
         SELECT x.g, x.k, v_pids[x.g + 1] AS pid, v_since[x.g + 1] AS since,
-               substring(p_hashes FROM (v_frame0[x.g + 1] + x.k) * 16 + 1 FOR 16) AS h
+               substring(p_hashes FROM (v_frame0[x.g + 1] + x.k) * 16 + 1 FOR 16) AS h,
+               v_keys[v_frame0[x.g + 1] + x.k + 1] # v_pids[x.g + 1] AS key
           FROM unnest(p_probe_grp, p_probe_item) AS x(g, k)
          WHERE v_since[x.g + 1] IS NOT NULL
       ), cand AS MATERIALIZED (
         SELECT t.partition_id, t.base_offset, t.created_at, t.hashes
           FROM queen.log_txns t
-         WHERE queen.log_txn_keys64(t.partition_id, t.hashes) && ARRAY(SELECT queen.txn_key(probe.pid, probe.h) FROM probe)
+         WHERE COALESCE(t.keys, queen.log_txn_keys64(t.partition_id, t.hashes)) && ARRAY(SELECT probe.key FROM probe)
       ), dups AS MATERIALIZED (
         SELECT DISTINCT ON (probe.g, probe.k) probe.g, probe.k, probe.pid, c.base_offset + u.idx AS off, c.base_offset AS base
           FROM cand c
@@ -2513,8 +2582,10 @@ BEGIN
       INSERT INTO queen.log_segments (partition_id, base_offset, end_offset, created_at, blob)
       SELECT a.pid, a.base, a.last, v_now, substring(p_blobs FROM v_byte0[a.g] + 1 FOR p_blob_lens[a.g]) FROM alloc a
     ), txn AS (
-      INSERT INTO queen.log_txns (partition_id, base_offset, end_offset, created_at, hashes)
-      SELECT a.pid, a.base, a.last, v_now, substring(p_hashes FROM v_frame0[a.g] * 16 + 1 FOR p_counts[a.g] * 16) FROM alloc a
+      INSERT INTO queen.log_txns (partition_id, base_offset, end_offset, created_at, hashes, keys)
+      SELECT a.pid, a.base, a.last, v_now, substring(p_hashes FROM v_frame0[a.g] * 16 + 1 FOR p_counts[a.g] * 16),
+             ARRAY(SELECT k # a.pid FROM unnest(v_keys[v_frame0[a.g] + 1 : v_frame0[a.g] + p_counts[a.g]]) AS k)
+        FROM alloc a
     )
     SELECT 'ok', (a.g - 1)::INT, NULL::INT, a.pid, NULL::BIGINT, a.base, NULL::BYTEA FROM alloc a;
 END

@@ -5,16 +5,17 @@ import { extendLease } from '../lib/broker/lease.js';
 import { runTransaction } from '../lib/broker/transaction.js';
 import { afterPush, defineFunction, requireRole } from '../lib/http/context.js';
 import { readAck, readAckBatch, readLeaseExtend, readTransaction } from '../lib/http/requests/ack.js';
+import { jsonAnswer } from '../lib/http/respond.js';
 
 export default defineFunction('ack', (app) => {
   app.post('/api/v1/ack', requireRole('read-write'), async (c) => {
     const items = await readAck(c);
-    return c.json(await ackMessages(c.get('db'), { tenant: c.get('principal').tenant }, items));
+    return jsonAnswer(JSON.stringify(await ackMessages(c.get('db'), { tenant: c.get('principal').tenant }, items)));
   });
 
   app.post('/api/v1/ack/batch', requireRole('read-write'), async (c) => {
     const items = await readAckBatch(c);
-    return c.json(await ackMessages(c.get('db'), { tenant: c.get('principal').tenant }, items));
+    return jsonAnswer(JSON.stringify(await ackMessages(c.get('db'), { tenant: c.get('principal').tenant }, items)));
   });
 
   app.post('/api/v1/lease/:leaseId/extend', requireRole('read-write'), async (c) => {

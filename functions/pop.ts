@@ -4,12 +4,13 @@ import type { Context } from 'hono';
 import { popMessages } from '../lib/broker/pop.js';
 import { defineFunction, requireRole, type BrokerEnv } from '../lib/http/context.js';
 import { readPopRequest } from '../lib/http/requests/pop.js';
+import { emptyAnswer, jsonAnswer } from '../lib/http/respond.js';
 
 async function pop(c: Context<BrokerEnv>) {
   const req = readPopRequest(c);
   const result = await popMessages(c.get('db'), { tenant: c.get('principal').tenant, config: c.get('config') }, req);
-  if (!result) return c.body(null, 204);
-  return c.body(result.body, 200, { 'content-type': 'application/json; charset=UTF-8' });
+  if (!result) return emptyAnswer(204);
+  return jsonAnswer(result.body, 200, 'application/json; charset=UTF-8');
 }
 
 export default defineFunction('pop', (app) => {

@@ -3,6 +3,7 @@
 import { pushItems } from '../lib/broker/push.js';
 import { afterPush, defineFunction, requireRole } from '../lib/http/context.js';
 import { readPushRequest } from '../lib/http/requests/push.js';
+import { jsonAnswer } from '../lib/http/respond.js';
 
 export default defineFunction('push', (app) => {
   app.post('/api/v1/push', requireRole('read-write'), async (c) => {
@@ -10,6 +11,6 @@ export default defineFunction('push', (app) => {
     const { tenant, sub } = c.get('principal');
     const results = await pushItems(c.get('db'), { tenant, sub, config: c.get('config') }, items);
     await afterPush(c, results);
-    return c.json(results, 201);
+    return jsonAnswer(JSON.stringify(results), 201);
   });
 });

@@ -56,15 +56,18 @@ export async function startServer(options: ServerOptions): Promise<Server> {
     base: new URL(`http://127.0.0.1:${options.port}`),
     pid,
     cpuSeconds: () => groupCpuSeconds(pid),
-    async stop() {
-      try {
-        process.kill(-pid, 'SIGTERM');
-      } catch {
-        return;
-      }
-      const timer = setTimeout(() => process.kill(-pid, 'SIGKILL'), 10_000);
-      await exited;
-      clearTimeout(timer);
-    },
+    stop: () => stopGroup(pid, exited),
   };
+}
+
+/** SIGTERM to a detached child's process group, SIGKILL after 10 s; resolves when it has exited. */
+export async function stopGroup(pid: number, exited: Promise<void>): Promise<void> {
+  try {
+    process.kill(-pid, 'SIGTERM');
+  } catch {
+    return;
+  }
+  const timer = setTimeout(() => process.kill(-pid, 'SIGKILL'), 10_000);
+  await exited;
+  clearTimeout(timer);
 }

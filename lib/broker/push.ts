@@ -48,7 +48,7 @@ interface Group {
   blob: Uint8Array | null;
 }
 
-const PUSH_SQL = 'SELECT * FROM queen.push_segments($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)';
+const PUSH_SQL = 'SELECT * FROM queen.push_segments($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)';
 
 // (tenant, queue) names seen with encryptionEnabled, so later pushes encrypt before the first
 // call. Safe to lose or to be stale: push_segments checks every group and says which to redo.
@@ -113,6 +113,7 @@ export async function pushItems(q: Queryable, ctx: PushContext, items: readonly 
     const probeGroups: number[] = [];
     const probeItems: number[] = [];
     live.forEach((g, gi) => g.members.forEach((i, k) => items[i]!.transactionId !== null && (probeGroups.push(gi), probeItems.push(k))));
+    const members = live.length === 1 ? live[0]!.members : live.flatMap((g) => g.members);
     const rows = await q.query<PushRow>(PUSH_SQL, [
       ctx.tenant,
       live.map((g) => g.queue),
@@ -120,11 +121,12 @@ export async function pushItems(q: Queryable, ctx: PushContext, items: readonly 
       live.map((g) => g.members.length),
       live.map((g) => g.blob!.length),
       concat(live.map((g) => g.blob!)),
-      pickHashes(hashes, live.flatMap((g) => g.members)),
+      pickHashes(hashes, members),
       live.map((g) => g.encrypt),
       live.map((g) => g.collapsed),
       probeGroups,
       probeItems,
+      dedupKeys(hashes, members),
     ]);
     if (rows.every(isWritten)) {
       if (rows.length !== live.length) throw new Error(`push_segments wrote ${rows.length} of ${live.length} segments`);
@@ -220,6 +222,13 @@ function concat(parts: readonly Uint8Array[]): Uint8Array {
     at += p.length;
   }
   return out;
+}
+
+// The sidecar index's key of each message before its partition is mixed in: the hash's first 8
+// bytes as a signed int8 (docs/storage.md#the-duplicate-probe), computed here rather than per insert.
+function dedupKeys(hashes: Uint8Array, members: readonly number[]): string[] {
+  const view = new DataView(hashes.buffer, hashes.byteOffset, hashes.byteLength);
+  return members.map((i) => view.getBigInt64(16 * i).toString());
 }
 
 function pickHashes(hashes: Uint8Array, members: readonly number[]): Uint8Array {

@@ -2,7 +2,7 @@ import { decompress as decompressJs } from 'fzstd';
 import { CorruptSegmentError, InvalidFrameError } from './errors.js';
 import { locateFrames, packFrames, readFrame, type Frame } from './frame.js';
 import { ensureZstd, getZstd } from './zstd.js';
-import { addContentChecksum, checkChecksumPlacement, readFrameLayout, verifyContentChecksum } from './zstd-frame.js';
+import { addContentChecksum, checkChecksumPlacement, RAW_FRAME_MAX, rawContent, rawFrame, readFrameLayout, verifyContentChecksum } from './zstd-frame.js';
 
 /**
  * QUEEN_V2_ZSTD_LEVEL when unset; callers read the environment, the codec does not. Level 1, not
@@ -38,6 +38,7 @@ export async function encodeSegment(frames: readonly Frame[], level: number = DE
   if (packed.length > MAX_SEGMENT_BYTES) {
     throw new InvalidFrameError('frames', `segment packs to ${packed.length} bytes; split it below ${MAX_SEGMENT_BYTES}`);
   }
+  if (packed.length <= RAW_FRAME_MAX) return rawFrame(packed);
   await ensureZstd();
   return addContentChecksum(getZstd()!.compress(packed, level), packed);
 }
@@ -85,6 +86,12 @@ export function decompressSegment(blob: Uint8Array, decompressor?: Decompressor)
   // Checked before decompressing: with a zero content size fzstd sizes its buffer by the window.
   if (size === 0) throw new CorruptSegmentError('segment holds no frames (zstd content size 0)');
   checkChecksumPlacement(blob, layout);
+  // One raw block (a small segment): the content is in the blob as is.
+  const stored = rawContent(blob, layout);
+  if (stored !== null) {
+    verifyContentChecksum(blob, layout, stored);
+    return stored;
+  }
   const wasm = getZstd();
   const use = decompressor ?? (wasm !== null && size <= WASM_DECOMPRESS_MAX_BYTES ? 'zstd-wasm' : 'fzstd');
   if (use === 'zstd-wasm' && wasm === null) throw new Error('call ensureZstd() before decompressing with zstd-wasm');

@@ -18,6 +18,8 @@ export interface FrameLayout {
   hasChecksum: boolean;
   /** Index just past the last block: where the checksum starts when there is one. */
   blocksEnd: number;
+  /** Index of the first block's header. */
+  firstBlock: number;
 }
 
 /**
@@ -42,7 +44,7 @@ export function readFrameLayout(blob: Uint8Array, maxContentSize: number): Frame
   if (contentSize > maxContentSize) {
     throw new CorruptSegmentError(`zstd frame header claims ${contentSize} bytes, more than ${maxContentSize}`);
   }
-  return { contentSize, hasChecksum: (descriptor & CHECKSUM_FLAG) !== 0, blocksEnd: findBlocksEnd(blob, at + fcsBytes) };
+  return { contentSize, hasChecksum: (descriptor & CHECKSUM_FLAG) !== 0, blocksEnd: findBlocksEnd(blob, at + fcsBytes), firstBlock: at + fcsBytes };
 }
 
 // Block_Header: 3 bytes little-endian, Last_Block (1 bit), Block_Type (2), Block_Size (21).
@@ -100,4 +102,39 @@ export function verifyContentChecksum(blob: Uint8Array, layout: FrameLayout, con
 
 function hex(n: number): string {
   return n.toString(16).padStart(8, '0');
+}
+
+/** Largest content rawFrame writes: its size fits the one-byte Frame_Content_Size of a single-segment frame. */
+export const RAW_FRAME_MAX = 255;
+
+/**
+ * `content` as one zstd frame of one raw (stored) block, with its content size and checksum, as
+ * any zstd decoder reads it. For content this small compressing saves nothing the block header
+ * does not cost back, and skipping the compressor is most of a single-message push's zstd time.
+ */
+export function rawFrame(content: Uint8Array): Uint8Array {
+  if (content.length === 0 || content.length > RAW_FRAME_MAX) throw new RangeError(`rawFrame holds 1..${RAW_FRAME_MAX} bytes, got ${content.length}`);
+  const n = content.length;
+  const out = new Uint8Array(9 + n + CHECKSUM_BYTES);
+  out.set([0x28, 0xb5, 0x2f, 0xfd, 0x20 | CHECKSUM_FLAG, n]);
+  const block = (n << 3) | 1; // Last_Block, Block_Type 0 (raw), Block_Size n
+  out[6] = block & 0xff;
+  out[7] = (block >> 8) & 0xff;
+  out[8] = block >> 16;
+  out.set(content, 9);
+  const sum = xxh64Low32(content);
+  out[9 + n] = sum & 0xff;
+  out[10 + n] = (sum >>> 8) & 0xff;
+  out[11 + n] = (sum >>> 16) & 0xff;
+  out[12 + n] = sum >>> 24;
+  return out;
+}
+
+/** The content of a frame that is one raw block (as rawFrame writes), without copying; else null. */
+export function rawContent(blob: Uint8Array, layout: FrameLayout): Uint8Array | null {
+  const at = layout.firstBlock;
+  const n = layout.contentSize;
+  if (layout.blocksEnd !== at + 3 + n) return null;
+  const header = blob[at]! | (blob[at + 1]! << 8) | (blob[at + 2]! << 16);
+  return header === ((n << 3) | 1) ? blob.subarray(at + 3, at + 3 + n) : null;
 }

@@ -37,9 +37,10 @@ export function wrapPool(driver: 'pg' | 'neon', pool: PoolLike, prepared = true)
       return res.rows as R[];
     },
   });
+  const onPool = run(pool);
   return {
     driver,
-    query: <R extends Row>(text: string, params?: readonly unknown[]) => retryConflicts(() => run(pool).query<R>(text, params)),
+    query: <R extends Row>(text: string, params?: readonly unknown[]) => retryConflicts(() => onPool.query<R>(text, params)),
     transaction: (fn) => retryConflicts(() => transaction(fn)),
     close: () => pool.end(),
   };

@@ -106,6 +106,8 @@ export const logTxns = queen.table(
     endOffset: offset('end_offset').notNull(),
     createdAt: instant('created_at').notNull(),
     hashes: bytea('hashes').notNull(),
+    // One dedup key per message, stored by the push (docs/storage.md#the-duplicate-probe); null in rows from before 0025.
+    keys: bigint('keys', { mode: 'bigint' }).array(),
   },
   (t) => [primaryKey({ name: 'log_txns_pk', columns: [t.partitionId, t.baseOffset] })],
 );

@@ -7,6 +7,7 @@ import type { AfterPush, BrokerEnv, Principal, QueenFunction } from './context.j
 import { corsMiddleware } from './cors.js';
 import { DEFAULT_TENANT } from './context.js';
 import { errorResponse, type Log } from './errors.js';
+import { FAST_PATHS, isAnswered } from './respond.js';
 
 export const VERSION = '0.1.0';
 
@@ -48,12 +49,15 @@ export function buildApp(functions: QueenFunction[], options: AppOptions): Hono<
   // Everything but /health: the API, and the metrics and streams paths Queen serves outside it.
   const perRequest: MiddlewareHandler<BrokerEnv> = async (c, next) => {
     // A pop takes a lease: no CDN or proxy in front of a function may ever replay a response.
-    c.header('Cache-Control', 'no-store');
+    // The hot routes' answers carry it already (lib/http/respond.ts); anything else gets it here.
+    const fast = FAST_PATHS.test(c.req.path);
+    if (!fast) c.header('Cache-Control', 'no-store');
     c.set('config', options.config);
     c.set('principal', options.authenticate ? await options.authenticate(c.req.raw, options.config) : anonymousAdmin);
     c.set('db', await options.database());
     c.set('afterPush', options.afterPush ?? noTrigger);
     await next();
+    if (fast && !isAnswered(c.res)) c.header('Cache-Control', 'no-store');
   };
   // '/metrics/*' also matches /metrics itself.
   for (const path of ['/api/*', '/metrics/*', '/streams/*']) app.use(path, perRequest);

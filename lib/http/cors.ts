@@ -18,12 +18,16 @@ export function corsMiddleware(origins: '*' | readonly string[]): MiddlewareHand
       if (listed) headers.Vary = 'Origin';
       return c.body(null, 204, headers);
     }
+    const headers: [string, string][] = [];
     if (allow) {
-      c.header('Access-Control-Allow-Origin', allow);
       // A browser client must see Retry-After to back off as a 503 or 429 asks.
-      c.header('Access-Control-Expose-Headers', 'Retry-After');
+      headers.push(['Access-Control-Allow-Origin', allow], ['Access-Control-Expose-Headers', 'Retry-After']);
     }
-    if (listed) c.header('Vary', 'Origin');
+    if (listed) headers.push(['Vary', 'Origin']);
+    for (const [name, value] of headers) c.header(name, value);
     await next();
+    // The hot routes answer with a Response of their own (lib/http/respond.ts), which the headers
+    // set above do not reach: add them to it.
+    if (headers.length > 0 && !c.res.headers.has(headers[0]![0])) for (const [name, value] of headers) c.res.headers.set(name, value);
   };
 }

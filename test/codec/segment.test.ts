@@ -109,6 +109,30 @@ describe('encodeSegment', () => {
     expect(decodeSegment(fast, 0, 0, 299).map(plain)).toEqual(decodeSegment(small, 0, 0, 299).map(plain));
   });
 
+  it('stores a segment of at most 255 packed bytes as one raw block that both decompressors read', async () => {
+    const small = [{ ...makeFrames(1)[0]!, payload: new TextEncoder().encode('{"message":"Hello World","partition_id":7}') }];
+    const packed = packFrames(small);
+    expect(packed.length).toBeLessThanOrEqual(255);
+    const blob = await encodeSegment(small);
+    const header = parseZstdFrame(blob);
+    expect([header.singleSegment, header.contentSize, header.end]).toEqual([1, packed.length, blob.length]);
+    expect((blob[6]! >> 1) & 3).toBe(0); // Block_Type raw
+    expect(getZstd()!.decompress(blob)).toEqual(packed);
+    for (const d of decompressors) expect(decompressSegment(blob, d)).toEqual(packed);
+    const [m] = decodeSegment(blob, 7, 7, 7);
+    expect([m!.offset, m!.transactionId, new TextDecoder().decode(m!.payload)]).toEqual([7, small[0]!.transactionId, '{"message":"Hello World","partition_id":7}']);
+    // Read without the compressor, and still checked: any changed byte is a CorruptSegmentError.
+    for (let i = 0; i < blob.length; i++) {
+      const bad = blob.slice();
+      bad[i] = bad[i]! ^ 0x01;
+      for (const d of decompressors) expect(() => decompressSegment(bad, d), `byte ${i} with ${d}`).toThrow(CorruptSegmentError);
+    }
+    // One byte more than a raw frame holds goes through the compressor.
+    const big = makeFrames(40);
+    expect(packFrames(big).length).toBeGreaterThan(255);
+    expect(parseZstdFrame(await encodeSegment(big)).contentSize).toBe(packFrames(big).length);
+  });
+
   it('refuses an empty segment and a non-integer level with InvalidFrameError', async () => {
     await expect(encodeSegment([])).rejects.toThrow(InvalidFrameError);
     await expect(encodeSegment(makeFrames(1), 2.5)).rejects.toThrow(InvalidFrameError);

@@ -5,6 +5,8 @@ import { readConfig } from '../../lib/config.js';
 import { QueenError } from '../../lib/errors.js';
 import { buildApp } from '../../lib/http/app.js';
 import { RETRY_AFTER_SECONDS } from '../../lib/http/errors.js';
+import { serveNode } from '../../lib/http/runtime/node.js';
+import { allFunctions } from '../../functions/index.js';
 
 const db = useDatabase();
 
@@ -17,6 +19,28 @@ describe('every API response', () => {
     const bad = await call('GET', '/api/v1/pop/queue/nocache?batch=0');
     expect([popped.status, empty.status, bad.status]).toEqual([200, 204, 400]);
     for (const res of [popped, empty, bad]) expect(res.headers.get('cache-control')).toBe('no-store');
+  });
+
+  it('forbids caching on the wire from the Node server too, on the hot routes, their errors and every other route', async () => {
+    const app = buildApp(allFunctions, { config: readConfig({}, { auth: 'none' }), database: () => db() });
+    const server = await serveNode(app, 0, '127.0.0.1');
+    try {
+      const send = (method: string, path: string, body?: unknown) =>
+        fetch(server.url + path, { method, headers: { 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+      const pushed = await send('POST', '/api/v1/push', { items: [{ queue: 'nocache-node', payload: 1 }] });
+      const popped = await send('GET', '/api/v1/pop/queue/nocache-node');
+      const msg = ((await popped.json()) as any).messages[0];
+      const acked = await send('POST', '/api/v1/ack/batch', { acknowledgments: [{ transactionId: msg.transactionId, partitionId: msg.partitionId, leaseId: msg.leaseId, status: 'completed' }] });
+      const empty = await send('GET', '/api/v1/pop/queue/nocache-node');
+      const bad = await send('POST', '/api/v1/push', { items: 'no' });
+      const other = await send('GET', '/api/v1/resources/queues');
+      expect([pushed.status, popped.status, acked.status, empty.status, bad.status, other.status]).toEqual([201, 200, 200, 204, 400, 200]);
+      for (const res of [pushed, popped, acked, empty, bad, other]) expect(res.headers.get('cache-control')).toBe('no-store');
+      expect(pushed.headers.get('content-type')).toBe('application/json');
+      expect(((await pushed.json()) as any[])[0]).toMatchObject({ status: 'queued', queueName: 'nocache-node' });
+    } finally {
+      await server.close(0);
+    }
   });
 
   it('answers an unknown route with a JSON 404 that has a stable code', async () => {

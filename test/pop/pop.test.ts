@@ -44,6 +44,28 @@ describe('pop of a named queue', () => {
     expect(log.statements).toHaveLength(1);
   });
 
+  it('calls ensure_queue only for a queue that does not exist yet, and still creates that one', async () => {
+    await b.pushNumbered('known-queue', 'p', 1);
+    const calls = async (queue: string) =>
+      db().transaction(async (tx) => {
+        await tx.query(`SET LOCAL track_functions = 'pl'`);
+        await tx.query(`SELECT * FROM queen.pop('default', $1, NULL, NULL, NULL, '__QUEUE_MODE__', 10, 1, 'lease-x', false, 'all', NULL, 1000000)`, [queue]);
+        const [r] = await tx.query<{ n: string | null }>(`SELECT pg_stat_get_xact_function_calls('queen.ensure_queue(text,text)'::regprocedure) AS n`);
+        return Number(r!.n ?? 0);
+      });
+    expect(await calls('known-queue')).toBe(0);
+    expect(await calls('unknown-queue')).toBe(1);
+    expect(await db().query(`SELECT 1 FROM queen.queues WHERE name = 'unknown-queue'`)).toHaveLength(1);
+  });
+
+  it('runs pop with enable_seqscan off, which pop_claim inherits instead of setting it again per claim', async () => {
+    const rows = await db().query<{ proname: string; proconfig: string[] | null }>(
+      `SELECT proname, proconfig FROM pg_proc WHERE pronamespace = 'queen'::regnamespace AND proname IN ('pop', 'pop_claim') ORDER BY proname`,
+    );
+    expect(rows.find((r) => r.proname === 'pop')!.proconfig).toContain('enable_seqscan=off');
+    expect(rows.find((r) => r.proname === 'pop_claim')!.proconfig).toBeNull();
+  });
+
   it('spends the batch budget exactly across segments and leases only what it returns', async () => {
     await b.pushNumbered('budget', 'p', 2, undefined, 0);
     await b.pushNumbered('budget', 'p', 2, undefined, 2);

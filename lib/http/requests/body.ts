@@ -8,9 +8,48 @@ export async function readText(c: Context<BrokerEnv>): Promise<string> {
   const limit = c.get('config').maxBodyBytes;
   const declared = Number(c.req.header('content-length') ?? NaN);
   if (declared > limit) throw bodyTooLarge(limit);
+  const incoming = nodeIncoming(c.env);
+  if (incoming) return readIncoming(incoming, limit);
   const text = await c.req.text();
   if (text.length > limit && new TextEncoder().encode(text).byteLength > limit) throw bodyTooLarge(limit);
   return text;
+}
+
+// On Node (@hono/node-server passes the IncomingMessage as env.incoming) the body is read from the
+// socket's chunks: c.req.text() would build a web Request and a ReadableStream around them first,
+// ~10% of a small push's server CPU. Elsewhere (Lambda, Workers) env has no such stream.
+interface Incoming {
+  on(event: 'data', fn: (chunk: Uint8Array) => void): unknown;
+  on(event: 'end' | 'error', fn: (err?: Error) => void): unknown;
+  readableEnded: boolean;
+}
+const nodeIncoming = (env: unknown): Incoming | null => {
+  const incoming = (env as { incoming?: Incoming } | undefined)?.incoming;
+  return incoming && typeof incoming.on === 'function' && incoming.readableEnded === false ? incoming : null;
+};
+const utf8 = new TextDecoder();
+
+function readIncoming(incoming: Incoming, limit: number): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Uint8Array[] = [];
+    let size = 0;
+    incoming.on('data', (chunk) => {
+      size += chunk.length;
+      if (size <= limit) chunks.push(chunk);
+    });
+    incoming.on('error', reject);
+    incoming.on('end', () => {
+      if (size > limit) return reject(bodyTooLarge(limit));
+      if (chunks.length === 1) return resolve(utf8.decode(chunks[0]));
+      const all = new Uint8Array(size);
+      let at = 0;
+      for (const ch of chunks) {
+        all.set(ch, at);
+        at += ch.length;
+      }
+      resolve(utf8.decode(all));
+    });
+  });
 }
 
 const bodyTooLarge = (limit: number) =>

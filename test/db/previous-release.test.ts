@@ -25,6 +25,9 @@ const git = (...args: string[]) => execFileSync('git', ['-C', root, ...args], { 
 function previousRelease(): { rev: string; newest: string } | { missing: string } {
   try {
     if (git('rev-parse', '--is-shallow-repository') === 'true') return { missing: 'this is a shallow clone; git fetch --unshallow gives the history it needs' };
+    // Another release to try, e.g. the one a deployment runs today: QUEEN_PREVIOUS_RELEASE=<commit>.
+    const asked = process.env.QUEEN_PREVIOUS_RELEASE;
+    if (asked) return { rev: git('rev-parse', '--verify', `${asked}^{commit}`), newest: 'HEAD' };
     const newest = git('log', '-1', '--first-parent', '--format=%H', '--', 'drizzle/meta/_journal.json');
     if (!newest) return { missing: 'git history holds no commit that added a migration' };
     return { rev: git('rev-parse', '--verify', `${newest}^`), newest };

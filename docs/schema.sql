@@ -569,11 +569,11 @@ BEGIN
     IF v_signal_status = 'retry' THEN
       v_committed := greatest(v_committed, v_signal - 1);
       v_retry_not_before := NULL;
-    ELSIF v_signal_status = 'failed' AND v_retry_count + 1 <= part.retry_limit THEN
+    ELSIF v_signal_status = 'failed' AND queen.retry_allowed(v_retry_count, part.retry_limit) THEN
       v_retry_count := v_retry_count + 1;
       v_retry_offset := v_signal;
       v_committed := greatest(v_committed, v_signal - 1);
-      v_retry_not_before := CASE WHEN part.retry_delay > 0 THEN v_now + make_interval(secs => part.retry_delay / 1000.0) END;
+      v_retry_not_before := queen.retry_not_before(v_now, part.retry_delay, v_retry_count);
     ELSIF v_signal IS NOT NULL THEN
       IF v_signal_status = 'failed' THEN v_retry_count := v_retry_count + 1; END IF;
       v_dead_letter := true;
@@ -1114,7 +1114,7 @@ $function$;
 -- subscription, under its row lock (so concurrent dispatchers never pass maxInFlight together),
 -- one queen.pop of one partition per free slot, budgeted by the rateLimit bucket. A partition with
 -- an outstanding batch (a failure, a throttle, a dispatcher that died) is claimed over exactly that
--- range again, with its webhook-id. The lease is the subscription's timeoutMs + 5 s.
+-- range again, with its webhook-id. The lease's length is queen.delivery_lease_expiry's.
 CREATE OR REPLACE FUNCTION queen.delivery_claim(p_queues bigint[], p_max_claims integer, p_max_bytes bigint)
  RETURNS TABLE(claim integer, subscription_id uuid, subscription_name text, tenant_id text, consumer_group text, url text, headers text, secret text, previous_secret text, previous_secret_until timestamp with time zone, timeout_ms integer, retry_base_ms integer, retry_max_ms integer, max_attempts integer, lease_id text, webhook_id text, queue_name text, partition_id bigint, partition_name text, from_offset bigint, batch_end bigint, attempt integer, base_offset bigint, end_offset bigint, created_at timestamp with time zone, blob bytea)
  LANGUAGE plpgsql
@@ -1212,13 +1212,13 @@ BEGIN
         v_id := 'msg_' || replace(gen_random_uuid()::TEXT, '-', '');
       END IF;
       UPDATE queen.log_consumers lc
-         SET batch_end = v_end, lease_expires_at = v_now + make_interval(secs => (s.timeout_ms + 5000) / 1000.0)
+         SET batch_end = v_end, lease_expires_at = queen.delivery_lease_expiry(v_now, s.timeout_ms)
        WHERE lc.partition_id = v_first.partition_id AND lc.consumer_group = s.consumer_group
       RETURNING CASE WHEN lc.retry_offset = v_first.from_offset THEN lc.batch_retry_count ELSE 0 END + 1 INTO v_attempt;
       INSERT INTO queen.subscription_partitions AS x
              (subscription_id, partition_id, from_offset, to_offset, webhook_id, lease_id, lease_until, next_attempt_at)
       VALUES (s.id, v_first.partition_id, v_first.from_offset, v_end, v_id, v_lease,
-              v_now + make_interval(secs => (s.timeout_ms + 5000) / 1000.0), NULL)
+              queen.delivery_lease_expiry(v_now, s.timeout_ms), NULL)
       ON CONFLICT (subscription_id, partition_id) DO UPDATE
         SET from_offset = EXCLUDED.from_offset, to_offset = EXCLUDED.to_offset, webhook_id = EXCLUDED.webhook_id,
             lease_id = EXCLUDED.lease_id, lease_until = EXCLUDED.lease_until, next_attempt_at = NULL;
@@ -1242,6 +1242,15 @@ BEGIN
   END IF;
 END
 $function$;
+
+-- How long a push delivery's lease outlives the request that carries it: the subscription's
+-- timeoutMs plus 5 s, so a dispatcher that is still waiting for the endpoint's answer never sees
+-- its batch claimed again (docs/delivery.md#dispatch).
+CREATE OR REPLACE FUNCTION queen.delivery_lease_expiry(p_now timestamp with time zone, p_timeout_ms integer)
+ RETURNS timestamp with time zone
+ LANGUAGE sql
+ STABLE
+AS $function$ SELECT p_now + make_interval(secs => (p_timeout_ms + 5000) / 1000.0) $function$;
 
 -- Settles one sent batch in one statement (docs/delivery.md#the-answer): the ack the endpoint's
 -- answer means (queen.ack_cursor, so the ack rules, retry budget and DLQ are the broker's own),
@@ -3197,6 +3206,25 @@ AS $function$
     JOIN queen.queue_minute_stats m ON m.bucket >= queen.bucket_start(GREATEST(p_from, st.started_at), p_width) AND m.bucket < p_to
    WHERE st.id AND m.queue_id = ANY (p_queues) AND m.retention_events > 0
    GROUP BY 1
+$function$;
+
+-- Whether a message that failed p_retries times before may be retried once more under a queue's
+-- retryLimit, rather than dead-lettered (SPEC §3.3).
+CREATE OR REPLACE FUNCTION queen.retry_allowed(p_retries integer, p_retry_limit integer)
+ RETURNS boolean
+ LANGUAGE sql
+ IMMUTABLE
+AS $function$ SELECT p_retries + 1 <= p_retry_limit $function$;
+
+-- When a failed message may be delivered again (SPEC §3.3): retryDelay (ms) after the failure, or
+-- at once when it is 0. p_retries counts the failures of this offset so far, this one included (1
+-- on the first), for a back-off that grows.
+CREATE OR REPLACE FUNCTION queen.retry_not_before(p_now timestamp with time zone, p_retry_delay_ms integer, p_retries integer)
+ RETURNS timestamp with time zone
+ LANGUAGE sql
+ STABLE
+AS $function$
+  SELECT CASE WHEN p_retry_delay_ms > 0 THEN p_now + make_interval(secs => p_retry_delay_ms / 1000.0) END
 $function$;
 
 -- The per-minute rollup (run by the retention cron, before retention deletes what it counts).

@@ -137,7 +137,7 @@ const commentOn = (sig: string, comment: string) => `COMMENT ON FUNCTION ${sig} 
  * Runs the sources against db inside a transaction it rolls back, and returns the statements a
  * migration needs to make db match them: a CREATE (after a DROP where the result type or argument
  * names changed, which CREATE OR REPLACE refuses) for each changed definition, a COMMENT for each
- * changed comment. db is left as it was.
+ * new function and changed comment. db is left as it was.
  */
 export async function compareSources(db: Database, sources: FunctionSource[] = readSources()): Promise<SourceChange> {
   const rollback = new Error('rollback');
@@ -172,10 +172,10 @@ export async function compareSources(db: Database, sources: FunctionSource[] = r
         const now = after.get(m.sig)!;
         const defChanged = was?.def !== now.def;
         if (defChanged) statements.push(...(m.drop ? [`DROP FUNCTION ${m.drop}`] : []), withComment(m.source));
-        if (defChanged || (was.comment ?? '') !== (now.comment ?? '')) {
-          statements.push(commentOn(m.sig, m.source.comment));
-          changed.push(m.sig);
-        }
+        // CREATE OR REPLACE keeps a function's comment: a COMMENT only where the comment is new.
+        const commentChanged = !was || m.drop !== undefined || (was.comment ?? '') !== (now.comment ?? '');
+        if (commentChanged) statements.push(commentOn(m.sig, m.source.comment));
+        if (defChanged || commentChanged) changed.push(m.sig);
       }
       const createdSigs = new Set(made.map((m) => m.sig));
       const dropped = new Set(made.flatMap((m) => (m.drop ? [m.drop] : [])));

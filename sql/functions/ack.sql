@@ -260,11 +260,11 @@ BEGIN
     IF v_signal_status = 'retry' THEN
       v_committed := greatest(v_committed, v_signal - 1);
       v_retry_not_before := NULL;
-    ELSIF v_signal_status = 'failed' AND v_retry_count + 1 <= part.retry_limit THEN
+    ELSIF v_signal_status = 'failed' AND queen.retry_allowed(v_retry_count, part.retry_limit) THEN
       v_retry_count := v_retry_count + 1;
       v_retry_offset := v_signal;
       v_committed := greatest(v_committed, v_signal - 1);
-      v_retry_not_before := CASE WHEN part.retry_delay > 0 THEN v_now + make_interval(secs => part.retry_delay / 1000.0) END;
+      v_retry_not_before := queen.retry_not_before(v_now, part.retry_delay, v_retry_count);
     ELSIF v_signal IS NOT NULL THEN
       IF v_signal_status = 'failed' THEN v_retry_count := v_retry_count + 1; END IF;
       v_dead_letter := true;

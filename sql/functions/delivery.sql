@@ -5,7 +5,7 @@
 -- subscription, under its row lock (so concurrent dispatchers never pass maxInFlight together),
 -- one queen.pop of one partition per free slot, budgeted by the rateLimit bucket. A partition with
 -- an outstanding batch (a failure, a throttle, a dispatcher that died) is claimed over exactly that
--- range again, with its webhook-id. The lease is the subscription's timeoutMs + 5 s.
+-- range again, with its webhook-id. The lease's length is queen.delivery_lease_expiry's.
 CREATE OR REPLACE FUNCTION queen.delivery_claim(p_queues bigint[], p_max_claims integer, p_max_bytes bigint)
  RETURNS TABLE(claim integer, subscription_id uuid, subscription_name text, tenant_id text, consumer_group text, url text, headers text, secret text, previous_secret text, previous_secret_until timestamp with time zone, timeout_ms integer, retry_base_ms integer, retry_max_ms integer, max_attempts integer, lease_id text, webhook_id text, queue_name text, partition_id bigint, partition_name text, from_offset bigint, batch_end bigint, attempt integer, base_offset bigint, end_offset bigint, created_at timestamp with time zone, blob bytea)
  LANGUAGE plpgsql
@@ -103,13 +103,13 @@ BEGIN
         v_id := 'msg_' || replace(gen_random_uuid()::TEXT, '-', '');
       END IF;
       UPDATE queen.log_consumers lc
-         SET batch_end = v_end, lease_expires_at = v_now + make_interval(secs => (s.timeout_ms + 5000) / 1000.0)
+         SET batch_end = v_end, lease_expires_at = queen.delivery_lease_expiry(v_now, s.timeout_ms)
        WHERE lc.partition_id = v_first.partition_id AND lc.consumer_group = s.consumer_group
       RETURNING CASE WHEN lc.retry_offset = v_first.from_offset THEN lc.batch_retry_count ELSE 0 END + 1 INTO v_attempt;
       INSERT INTO queen.subscription_partitions AS x
              (subscription_id, partition_id, from_offset, to_offset, webhook_id, lease_id, lease_until, next_attempt_at)
       VALUES (s.id, v_first.partition_id, v_first.from_offset, v_end, v_id, v_lease,
-              v_now + make_interval(secs => (s.timeout_ms + 5000) / 1000.0), NULL)
+              queen.delivery_lease_expiry(v_now, s.timeout_ms), NULL)
       ON CONFLICT (subscription_id, partition_id) DO UPDATE
         SET from_offset = EXCLUDED.from_offset, to_offset = EXCLUDED.to_offset, webhook_id = EXCLUDED.webhook_id,
             lease_id = EXCLUDED.lease_id, lease_until = EXCLUDED.lease_until, next_attempt_at = NULL;

@@ -32,15 +32,17 @@ describe('the SQL function sources (sql/functions/)', () => {
     expect(sources.filter((s) => !s.comment).map((s) => s.name)).toEqual([]);
   });
 
-  it('turn a changed body into that one CREATE and its COMMENT, and leave the database as it was', async () => {
-    const backoff = named('ack_cursor');
-    const edited = rewrite(backoff, (c) => c.replace('LANGUAGE plpgsql', 'LANGUAGE plpgsql\n COST 101'));
+  it('turn a change of the retry back-off into that one short CREATE, and leave the database as it was', async () => {
+    // An exponential back-off: one line of sql/functions/policy.sql.
+    const edited = rewrite(named('retry_not_before'), (c) =>
+      c.replace('make_interval(secs => p_retry_delay_ms / 1000.0)', 'make_interval(secs => p_retry_delay_ms * 2 ^ (p_retries - 1) / 1000.0)'),
+    );
     const change = await compareSources(db(), edited);
-    expect(change.changed).toEqual([expect.stringMatching(/^queen\.ack_cursor\(/)]);
-    expect(change.statements).toHaveLength(2);
-    expect(change.statements[0]).toMatch(/^-- [^\n]*\n(--[^\n]*\n)*CREATE OR REPLACE FUNCTION queen\.ack_cursor\(/);
-    expect(change.statements[0]).toContain('COST 101');
-    expect(change.statements[1]).toMatch(/^COMMENT ON FUNCTION queen\.ack_cursor\(text, ?bigint/);
+    expect(change.changed).toEqual(['queen.retry_not_before(timestamp with time zone,integer,integer)']);
+    expect(change.statements).toHaveLength(1);
+    expect(change.statements[0]).toMatch(/^-- [^\n]*\n(--[^\n]*\n)*CREATE OR REPLACE FUNCTION queen\.retry_not_before\(/);
+    expect(change.statements[0]).toContain('2 ^ (p_retries - 1)');
+    expect(change.statements[0]!.split('\n').length).toBeLessThan(20);
     // Nothing stayed behind: the sources still match.
     expect((await compareSources(db())).changed).toEqual([]);
   });
@@ -65,6 +67,8 @@ describe('the SQL function sources (sql/functions/)', () => {
     const drop = change.statements.findIndex((s) => s.startsWith('DROP FUNCTION queen.admin_iso('));
     expect(drop).toBeGreaterThanOrEqual(0);
     expect(change.statements[drop + 1]).toContain('admin_iso(p_t timestamp with time zone)');
+    expect(change.statements[drop + 2]).toMatch(/^COMMENT ON FUNCTION queen\.admin_iso\(timestamp with time zone\) IS /);
+    expect(change.statements).toContain(`COMMENT ON FUNCTION queen.zz_helper() IS 'A new helper.'`);
     const order = change.statements.filter((s) => /CREATE OR REPLACE FUNCTION queen\.(zz_helper|aa_caller)/.test(s));
     expect(order.map((s) => /queen\.(\w+)/.exec(s.slice(s.indexOf('CREATE')))![1])).toEqual(['zz_helper', 'aa_caller']);
   });

@@ -10,7 +10,6 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { sqlComment } from './schema-dump.js';
 import type { Database, Queryable } from './types.js';
 
 export const FUNCTIONS_FOLDER = fileURLToPath(new URL('../../sql/functions', import.meta.url));
@@ -128,6 +127,11 @@ export async function snapshotFunctions(db: Queryable): Promise<Map<string, Func
        FROM pg_proc p WHERE p.pronamespace = 'queen'::regnamespace ORDER BY 1`,
   );
   return new Map(rows.map((r) => [r.sig, { def: r.def, comment: r.comment }]));
+}
+
+/** Text as `--` comment lines, as a source file holds it. */
+export function sqlComment(text: string): string {
+  return text.replace(/^/gm, '-- ').replace(/ +$/gm, '');
 }
 
 const literal = (s: string) => `'${s.replaceAll("'", "''")}'`;

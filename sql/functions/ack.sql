@@ -1,9 +1,9 @@
 -- Ack (the cursor commit, the retry budget, the dead-letter move) and lease extend.
 
--- Ack, one call for any number of items (SPEC §3.3, §3.5): queen.ack_cursor for each cursor
--- (partition, group) of the items, in (partition, group) order, so two acks lock cursors in the
--- same order (docs/locking.md). p_required_leases: a transaction's leases, for its acks that carry
--- no leaseId.
+-- Ack, one call for any number of items (docs/semantics.md#acks, docs/semantics.md#transactions):
+-- queen.ack_cursor for each cursor (partition, group) of the items, in (partition, group) order, so
+-- two acks lock cursors in the same order (docs/locking.md). p_required_leases: a transaction's
+-- leases, for its acks that carry no leaseId.
 CREATE OR REPLACE FUNCTION queen.ack(p_tenant text, p_idx integer[], p_partitions bigint[], p_groups text[], p_hashes bytea[], p_offsets bigint[], p_statuses text[], p_leases text[], p_errors text[], p_required_leases text[] DEFAULT NULL::text[], f_partitions bigint[] DEFAULT NULL::bigint[], f_offsets bigint[] DEFAULT NULL::bigint[], f_message_ids uuid[] DEFAULT NULL::uuid[], f_txns text[] DEFAULT NULL::text[], f_traces uuid[] DEFAULT NULL::uuid[], f_subs text[] DEFAULT NULL::text[], f_payloads bytea[] DEFAULT NULL::bytea[], f_encrypted boolean[] DEFAULT NULL::boolean[], f_created timestamp with time zone[] DEFAULT NULL::timestamp with time zone[])
  RETURNS SETOF queen.ack_row
  LANGUAGE plpgsql
@@ -49,10 +49,10 @@ $function$;
 -- non-completed signal F (dlq > failed > retry at equal offsets), then applies F.
 --
 -- Authorisation: an item's leaseId, or (a transaction's ack without one) the live lease when it is
--- in p_required_leases, must be the live lease; then the item may resolve in (committed, batch_end].
--- No lease at all: allowed while no lease is live, over (committed, last_offset]. Whatever the
--- lease, an item at or below the cursor is a no-op success (already_committed): a retried ack
--- whose answer was lost. A refused item gets its refusal only if it is not found there.
+-- in p_required_leases, must be the live lease; then the item may resolve in (committed,
+-- batch_end]. No lease at all: allowed while no lease is live, over (committed, last_offset].
+-- Whatever the lease, an item at or below the cursor is a no-op success (already_committed): a
+-- retried ack whose answer was lost. A refused item gets its refusal only if it is not found there.
 --
 -- Two things SQL cannot do alone, answered with `need` rows instead of results (nothing of the
 -- cursor is written; the broker calls again with what was asked for):
@@ -311,8 +311,8 @@ BEGIN
     v_retry_not_before := NULL;
   END IF;
 
-  -- Any signal ends the lease (SPEC §3.3): the messages after it are deliverable at once (after
-  -- retry_not_before for a failure), never only when the lease expires.
+  -- Any signal ends the lease (docs/semantics.md#acks): the messages after it are deliverable at
+  -- once (after retry_not_before for a failure), never only when the lease expires.
   v_released := cur.batch_end IS NOT NULL AND (v_signal IS NOT NULL OR v_committed >= cur.batch_end);
   IF v_committed > cur.committed OR v_released OR v_retry_count IS DISTINCT FROM cur.batch_retry_count
      OR v_retry_not_before IS DISTINCT FROM cur.retry_not_before THEN
@@ -344,9 +344,9 @@ BEGIN
 END
 $function$;
 
--- Lease extend (SPEC §3.4): expiry = max(current, now + seconds) on every live lease with this id.
--- worker_id has no index on purpose (every pop rewrites it; an index would make those updates
--- non-HOT); extend is a rare call and scans the tenant's cursors.
+-- Lease extend (docs/semantics.md#lease-extend): expiry = max(current, now + seconds) on every live
+-- lease with this id. worker_id has no index on purpose (every pop rewrites it; an index would make
+-- those updates non-HOT); extend is a rare call and scans the tenant's cursors.
 CREATE OR REPLACE FUNCTION queen.extend_lease(p_tenant text, p_lease text, p_seconds integer)
  RETURNS TABLE(live integer, expired integer, expires_at timestamp with time zone)
  LANGUAGE sql

@@ -1,5 +1,6 @@
--- Consumer groups: the cursors' triggers, seek, delete, and the groups in Queen's shapes (SPEC §3.7,
--- §3.8b): the list, lagging partitions, one group's detail, the subscription update.
+-- Consumer groups: the cursors' triggers, seek, delete, and the groups in Queen's shapes
+-- (docs/semantics.md#consumer-groups-and-seek, §3.8b): the list, lagging partitions, one group's
+-- detail, the subscription update.
 
 -- Cursor rows created by other paths (seek) get their queue_id here; a cursor moved backwards has
 -- something to deliver again. Both fire rarely: inserts are once per (partition, group), and the
@@ -27,8 +28,9 @@ END
 $function$;
 
 -- The first offset whose segment was created at or after p_ts, or last_offset + 1. created_at is
--- monotone in base_offset (seed invariant 2), so "created_at of the first segment at or after x"
--- is monotone in x and a binary search of forward steps on the primary key finds it.
+-- monotone in base_offset (docs/storage.md#monotone-creation-times), so "created_at of the first
+-- segment at or after x" is monotone in x and a binary search of forward steps on the primary key
+-- finds it.
 CREATE OR REPLACE FUNCTION queen.offset_at_time(p_partition bigint, p_ts timestamp with time zone)
  RETURNS bigint
  LANGUAGE plpgsql
@@ -70,9 +72,10 @@ AS $function$
    ORDER BY s.base_offset DESC LIMIT 1
 $function$;
 
--- Moves one group's cursors on a queue (SPEC §3.7): to the end, to a timestamp, or to an offset of
--- one partition. Creates missing cursor rows, clears leases and resets retry/attempt counters.
--- Returns NULL when the queue does not exist, '[]' when the named partition does not.
+-- Moves one group's cursors on a queue (docs/semantics.md#consumer-groups-and-seek): to the end, to
+-- a timestamp, or to an offset of one partition. Creates missing cursor rows, clears leases and
+-- resets retry/attempt counters. Returns NULL when the queue does not exist, '[]' when the named
+-- partition does not.
 CREATE OR REPLACE FUNCTION queen.seek_consumer_group(p_tenant text, p_queue text, p_group text, p_to_end boolean, p_ts timestamp with time zone, p_partition text, p_offset bigint)
  RETURNS jsonb
  LANGUAGE plpgsql
@@ -223,8 +226,8 @@ AS $function$
 $function$;
 
 -- One row per (group, partition) of the tenant's queues. Lag is last_offset - max(committed,
--- log_start - 1) (SPEC §4); oldest is the creation time of the segment holding the next wanted
--- offset, age its age in whole seconds (0 when caught up).
+-- log_start - 1) (docs/semantics.md#retention); oldest is the creation time of the segment holding
+-- the next wanted offset, age its age in whole seconds (0 when caught up).
 CREATE OR REPLACE FUNCTION queen.group_partitions(p_tenant text, p_queue text, p_group text)
  RETURNS TABLE(queue_id bigint, queue text, consumer_group text, partition_id bigint, partition text, committed bigint, lag bigint, oldest timestamp with time zone, age bigint, leased boolean, worker_id text, lease_expires_at timestamp with time zone, total_consumed bigint)
  LANGUAGE sql

@@ -24,7 +24,8 @@ CREATE OR REPLACE FUNCTION queen.time_range(p_from timestamp with time zone, p_t
  IMMUTABLE
 AS $function$ SELECT jsonb_build_object('from', queen.admin_iso(p_from), 'to', queen.admin_iso(p_to)) $function$;
 
--- The window of a time-series route: [from, to), to defaulting to now and from to `p_default` before to.
+-- The window of a time-series route: [from, to), to defaulting to now and from to `p_default`
+-- before to.
 CREATE OR REPLACE FUNCTION queen.stats_window(p_from timestamp with time zone, p_to timestamp with time zone, p_default interval)
  RETURNS TABLE(t_from timestamp with time zone, t_to timestamp with time zone, width integer)
  LANGUAGE sql
@@ -54,7 +55,8 @@ AS $function$
            'completed', GREATEST(p_held - p_pending - p_processing - p_dead, 0), 'failed', NULL, 'deadLetter', p_dead)
 $function$;
 
--- GET /api/v1/analytics/queue-lag (get_queue_lag_v1): a bare array, per queue and minute, newest first.
+-- GET /api/v1/analytics/queue-lag (get_queue_lag_v1): a bare array, per queue and minute, newest
+-- first.
 CREATE OR REPLACE FUNCTION queen.analytics_queue_lag(p_tenant text, p_from timestamp with time zone, p_to timestamp with time zone, p_queue text)
  RETURNS jsonb
  LANGUAGE sql
@@ -69,8 +71,8 @@ AS $function$
    WHERE s.partitions IS NOT NULL
 $function$;
 
--- GET /api/v1/analytics/queue-ops (get_queue_ops_v1): per queue and bucket, oldest first. ackSuccess
--- is what the cursors advanced (completed acks, autoAck pops, dead-lettered skips).
+-- GET /api/v1/analytics/queue-ops (get_queue_ops_v1): per queue and bucket, oldest first.
+-- ackSuccess is what the cursors advanced (completed acks, autoAck pops, dead-lettered skips).
 CREATE OR REPLACE FUNCTION queen.analytics_queue_ops(p_tenant text, p_from timestamp with time zone, p_to timestamp with time zone, p_queue text)
  RETURNS jsonb
  LANGUAGE sql
@@ -99,8 +101,8 @@ AS $function$
     FROM w
 $function$;
 
--- GET /api/v1/analytics/retention (get_retention_timeseries_v1): buckets with deletions, oldest first.
--- eventCount counts partitions retained.
+-- GET /api/v1/analytics/retention (get_retention_timeseries_v1): buckets with deletions, oldest
+-- first. eventCount counts partitions retained.
 CREATE OR REPLACE FUNCTION queen.analytics_retention(p_tenant text, p_from timestamp with time zone, p_to timestamp with time zone, p_queue text)
  RETURNS jsonb
  LANGUAGE sql
@@ -125,8 +127,8 @@ AS $function$
     FROM w
 $function$;
 
--- GET /api/v1/analytics/worker-metrics (get_worker_metrics_timeseries_v1): the tenant-wide series in
--- Queen's worker shape, with every per-worker and per-request figure null and no workers.
+-- GET /api/v1/analytics/worker-metrics (get_worker_metrics_timeseries_v1): the tenant-wide series
+-- in Queen's worker shape, with every per-worker and per-request figure null and no workers.
 CREATE OR REPLACE FUNCTION queen.analytics_worker_metrics(p_tenant text, p_from timestamp with time zone, p_to timestamp with time zone)
  RETURNS jsonb
  LANGUAGE sql

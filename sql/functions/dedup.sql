@@ -1,12 +1,10 @@
 -- Duplicate detection and ack by transactionId: the sidecar's keys and the lookups through them
 -- (docs/storage.md#the-duplicate-probe).
 
--- Dedup keys of 64 bits instead of 24 bytes (docs/storage.md#the-duplicate-probe). The GIN index on
--- the sidecar held one (partition || hash) bytea of 24 bytes per message: 75 of the 151 bytes a
--- message cost at batch 100, and every probe and insert compared varlena keys. A key is now the
--- hash's first 64 bits XOR the partition id, an int8: the index shrinks, its comparisons are
--- integer compares, and a match is still decided on the full 128-bit hash in the sidecar row
--- (every reader below already joined on it). A false match costs a row read, never a wrong answer.
+-- A message's dedup key: its hash's first 64 bits XOR the partition id, an int8. The GIN index holds
+-- 8 bytes a message where a (partition || hash) bytea took 24 (75 of the 151 bytes a message cost
+-- at batch 100), and compares integers; a match is still decided on the full 128-bit hash in the
+-- sidecar row, so a false match costs a row read, never a wrong answer.
 CREATE OR REPLACE FUNCTION queen.txn_key(p_partition bigint, p_hash bytea)
  RETURNS bigint
  LANGUAGE sql
@@ -37,11 +35,12 @@ AS $function$
   FROM generate_series(0, length(p) / 16 - 1) AS i
 $function$;
 
--- Every offset in [p_from, p_to] of the partition whose sidecar hash is one of p_hashes, through the
--- dedup GIN index (docs/storage.md#the-duplicate-probe). The one place an ack by transactionId
--- reads that index, never the whole partition (HARD-PARTS §5): the cost follows the rows holding a
--- key, not the length of the range. EXECUTE plans it with the values: a cached generic plan would
--- rather walk the range on the primary key and compute every row's keys.
+-- Every offset in [p_from, p_to] of the partition whose sidecar hash is one of p_hashes, through
+-- the dedup GIN index (docs/storage.md#the-duplicate-probe). The one place an ack by transactionId
+-- reads that index, never the whole partition (docs/storage.md#how-an-ack-finds-its-message): the
+-- cost follows the rows holding a key, not the length of the range. EXECUTE plans it with the
+-- values: a cached generic plan would rather walk the range on the primary key and compute every
+-- row's keys.
 CREATE OR REPLACE FUNCTION queen.find_txn_offsets(p_partition bigint, p_hashes bytea[], p_from bigint, p_to bigint)
  RETURNS TABLE(hash bytea, msg_offset bigint)
  LANGUAGE plpgsql
@@ -149,9 +148,8 @@ BEGIN
 END
 $function$;
 
--- Message traces (SPEC §3.8b; Queen's POST /api/v1/traces and its three readers), per tenant.
--- The offset of a transactionId in a partition: the lowest live offset whose sidecar hash matches
--- (through the GIN index of the push migration), else the lowest DLQ copy; NULL when neither knows it.
+-- The offset of a transactionId in a partition, for a trace: the lowest live offset whose sidecar
+-- hash matches (through the dedup GIN index), else the lowest DLQ copy; NULL when neither knows it.
 CREATE OR REPLACE FUNCTION queen.message_offset(p_partition bigint, p_hash bytea, p_txn text)
  RETURNS bigint
  LANGUAGE sql

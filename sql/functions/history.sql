@@ -7,7 +7,8 @@ CREATE OR REPLACE FUNCTION queen.bucket_key(p_t timestamp with time zone)
  IMMUTABLE PARALLEL SAFE
 AS $function$ SELECT to_char(p_t AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"') $function$;
 
--- Bucket width from the window, as Queen chooses it: up to 1 h 1 min, 6 h 5 min, 24 h 15 min, 7 d 60 min, else 6 h.
+-- Bucket width from the window, as Queen chooses it: up to 1 h 1 min, 6 h 5 min, 24 h 15 min, 7 d
+-- 60 min, else 6 h.
 CREATE OR REPLACE FUNCTION queen.bucket_minutes(p_from timestamp with time zone, p_to timestamp with time zone)
  RETURNS integer
  LANGUAGE sql
@@ -20,7 +21,8 @@ AS $function$
               ELSE 360 END
 $function$;
 
--- Buckets are multiples of their width since the epoch: aligned to the hour, 6-hour ones to midnight UTC.
+-- Buckets are multiples of their width since the epoch: aligned to the hour, 6-hour ones to
+-- midnight UTC.
 CREATE OR REPLACE FUNCTION queen.bucket_start(p_t timestamp with time zone, p_width integer)
  RETURNS timestamp with time zone
  LANGUAGE sql

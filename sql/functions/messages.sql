@@ -1,10 +1,10 @@
--- The message browser (SPEC §3.8b: Queen's GET /api/v1/messages) and the message-level status the
--- list and the detail share. SQL never decompresses: it picks the segments a page needs and the
--- broker decodes only those.
--- Where a message's status changes along a partition's offsets, Queen's rule: the queue-mode
--- cursor decides when the partition has one (completed up to its cursor, processing up to its
--- live lease's end); otherwise completed once every named group has passed it. Offsets above
--- processing_to are pending; a message with any DLQ row is dead_letter whatever its offset.
+-- The message browser (docs/semantics.md#queens-other-routes: Queen's GET /api/v1/messages) and the
+-- message-level status the list and the detail share. SQL never decompresses: it picks the segments
+-- a page needs and the broker decodes only those. Where a message's status changes along a
+-- partition's offsets, Queen's rule: the queue-mode cursor decides when the partition has one
+-- (completed up to its cursor, processing up to its live lease's end); otherwise completed once
+-- every named group has passed it. Offsets above processing_to are pending; a message with any DLQ
+-- row is dead_letter whatever its offset.
 CREATE OR REPLACE FUNCTION queen.message_marks(p_partition bigint)
  RETURNS TABLE(queue_mode boolean, completed_to bigint, processing_to bigint, lease_expires_at timestamp with time zone, bus bigint[], bus_groups text[])
  LANGUAGE sql
@@ -23,14 +23,15 @@ AS $function$
     FROM done
 $function$;
 
--- GET /messages: the segments one page needs, newest first, and a 'mode' row summarising the
--- groups of every partition with messages in the window: from p_from (default an hour ago) to
--- the end of p_to's minute (default now), as Queen rounds it. A partition's window is the offset
--- range [lo, hi) of its segments created in it (created_at is monotone in offset, seed invariant 2),
--- narrowed to [a, b] where the status filter can match. Per partition at most p_need segments
--- are taken, each holding at least one matching message, scanning backwards on the primary key;
--- then, across partitions, segments are taken newest first until p_need matching messages are
--- covered (p_need = offset + limit). Dead letters are found from their DLQ rows.
+-- GET /messages: the segments one page needs, newest first, and a 'mode' row summarising the groups
+-- of every partition with messages in the window: from p_from (default an hour ago) to the end of
+-- p_to's minute (default now), as Queen rounds it. A partition's window is the offset range [lo,
+-- hi) of its segments created in it (created_at is monotone in offset,
+-- docs/storage.md#monotone-creation-times), narrowed to [a, b] where the status filter can match.
+-- Per partition at most p_need segments are taken, each holding at least one matching message,
+-- scanning backwards on the primary key; then, across partitions, segments are taken newest first
+-- until p_need matching messages are covered (p_need = offset + limit). Dead letters are found from
+-- their DLQ rows.
 CREATE OR REPLACE FUNCTION queen.list_messages(p_tenant text, p_queue text, p_partition text, p_namespace text, p_task text, p_status text, p_from timestamp with time zone, p_to timestamp with time zone, p_need integer)
  RETURNS TABLE(kind text, partition_id bigint, queue text, partition text, namespace text, task text, priority integer, base_offset bigint, end_offset bigint, created_at timestamp with time zone, blob bytea, queue_mode boolean, completed_to bigint, processing_to bigint, lease_expires_at timestamp with time zone, bus bigint[], dlq bigint[], mode jsonb)
  LANGUAGE sql

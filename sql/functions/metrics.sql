@@ -1,6 +1,7 @@
 -- /metrics, /metrics/prometheus and GET /api/v1/analytics/postgres-stats.
 
--- /metrics (JSON): lifetime pushes of the tenant and their rate over the rollup's last five closed minutes.
+-- /metrics (JSON): lifetime pushes of the tenant and their rate over the rollup's last five closed
+-- minutes.
 CREATE OR REPLACE FUNCTION queen.metrics_totals(p_tenant text)
  RETURNS jsonb
  LANGUAGE sql

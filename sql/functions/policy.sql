@@ -1,10 +1,10 @@
 -- Policy: the numbers a deployment might want to tune, each in a function of its own so a change of
--- policy is a change of one short function (then `npm run db:migration`). They are SQL functions the
--- planner inlines into their callers, so they cost nothing at run time.
+-- policy is a change of one short function (then `npm run db:migration`). They are SQL functions
+-- the planner inlines into their callers, so they cost nothing at run time.
 
--- When a failed message may be delivered again (SPEC §3.3): retryDelay (ms) after the failure, or
--- at once when it is 0. p_retries counts the failures of this offset so far, this one included (1
--- on the first), for a back-off that grows.
+-- When a failed message may be delivered again (docs/semantics.md#acks): retryDelay (ms) after the
+-- failure, or at once when it is 0. p_retries counts the failures of this offset so far, this one
+-- included (1 on the first), for a back-off that grows.
 CREATE OR REPLACE FUNCTION queen.retry_not_before(p_now timestamp with time zone, p_retry_delay_ms integer, p_retries integer)
  RETURNS timestamp with time zone
  LANGUAGE sql
@@ -14,7 +14,7 @@ AS $function$
 $function$;
 
 -- Whether a message that failed p_retries times before may be retried once more under a queue's
--- retryLimit, rather than dead-lettered (SPEC §3.3).
+-- retryLimit, rather than dead-lettered (docs/semantics.md#acks).
 CREATE OR REPLACE FUNCTION queen.retry_allowed(p_retries integer, p_retry_limit integer)
  RETURNS boolean
  LANGUAGE sql

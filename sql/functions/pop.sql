@@ -19,19 +19,20 @@ $function$;
 -- segment rows in claim order; the broker decodes and slices [from_offset, batch_end]. A named pop
 -- finds its queue with one index probe; ensure_queue runs only when the queue does not exist yet.
 --
--- The wildcard scan (docs/locking.md#the-wildcard-scan, HARD-PARTS §2), never the whole queue: a
--- pop's cost is bounded by the partitions written since the group last looked plus the cursors it
--- walks before its batch is full. Phase 1 marks every partition written since the group's scan
--- mark that the group has not seen (a new cursor, or pending = true), so an old backlog stays
--- findable however long the group stays away; phase 2 walks the group's pending cursors least
--- recently served first, in index order, and stops once the batch is full. The scan mark is the
--- start of the oldest transaction open when the scan began: a write this scan cannot see belongs to
--- a transaction that started after it, and its partition's last_write_at (push keeps it within a
--- second of its transaction's start) is at or after it. The mark never lags more than two minutes:
--- the oldest open transaction may belong to anyone, and no push statement runs that long. The mark
--- reads pg_stat_activity only when it could move (about once a second per group). A new group
--- starts with no mark: its first wildcard pop visits the queue once (from the beginning) or the
--- partitions written since it subscribed (`new`, timestamp).
+-- The wildcard scan (docs/locking.md#the-wildcard-scan,
+-- docs/semantics.md#wildcard-and-discovery-pops), never the whole queue: a pop's cost is bounded by
+-- the partitions written since the group last looked plus the cursors it walks before its batch is
+-- full. Phase 1 marks every partition written since the group's scan mark that the group has not
+-- seen (a new cursor, or pending = true), so an old backlog stays findable however long the group
+-- stays away; phase 2 walks the group's pending cursors least recently served first, in index
+-- order, and stops once the batch is full. The scan mark is the start of the oldest transaction
+-- open when the scan began: a write this scan cannot see belongs to a transaction that started
+-- after it, and its partition's last_write_at (push keeps it within a second of its transaction's
+-- start) is at or after it. The mark never lags more than two minutes: the oldest open transaction
+-- may belong to anyone, and no push statement runs that long. The mark reads pg_stat_activity only
+-- when it could move (about once a second per group). A new group starts with no mark: its first
+-- wildcard pop visits the queue once (from the beginning) or the partitions written since it
+-- subscribed (`new`, timestamp).
 --
 -- Waits: the cursor inserts of phase 1 run in partition order, every other lock a pop takes is
 -- SKIP LOCKED, so two pops never wait on each other in a cycle. pop_claim inherits this function's
@@ -259,8 +260,8 @@ BEGIN
      WHERE sg.partition_id = p_partition ORDER BY sg.base_offset DESC LIMIT 1;
   END IF;
   IF v_newest IS NULL OR v_newest <= p_now - make_interval(secs => q.window_buffer) THEN
-    -- Nothing below log_start is live (seed invariant 3: it is the first live segment's base), and
-    -- starting there keeps a cursor behind a retention gap from walking the deleted prefix's dead
+    -- Nothing below log_start is live (it is the first live segment's base,
+    -- docs/storage.md#the-retention-watermark), and starting there keeps a cursor behind a retention gap from walking the deleted prefix's dead
     -- index entries. committed stays where it is: the lease is (committed, batch_end], and the ack
     -- does not count the gap as consumed.
     v_start := greatest(c.committed + 1, v_log_start);

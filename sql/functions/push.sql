@@ -28,7 +28,8 @@ BEGIN
 END
 $function$;
 
--- A partition named on first use. Race-safe: the loser of a concurrent insert reads the winner's row.
+-- A partition named on first use. Race-safe: the loser of a concurrent insert reads the winner's
+-- row.
 CREATE OR REPLACE FUNCTION queen.ensure_partition(p_queue_id bigint, p_name text)
  RETURNS queen.log_partitions
  LANGUAGE plpgsql

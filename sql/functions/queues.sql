@@ -1,7 +1,7 @@
--- Queues: configure (SPEC §3.6), describe, list, delete, and the figures the resource routes,
--- the dashboard and /metrics share.
+-- Queues: configure (docs/semantics.md#configure), describe, list, delete, and the figures the
+-- resource routes, the dashboard and /metrics share.
 
--- Every SPEC §3.6 option of a queue row, as the wire names them.
+-- Every docs/semantics.md#configure option of a queue row, as the wire names them.
 CREATE OR REPLACE FUNCTION queen.queue_options(q queen.queues)
  RETURNS jsonb
  LANGUAGE sql
@@ -19,7 +19,8 @@ AS $function$
 $function$;
 
 -- Upsert with merge semantics: a sent option overwrites, an omitted one keeps its stored value, or
--- takes the default when this call creates the queue (leaseTime 300 there, SPEC §3.6).
+-- takes the default when this call creates the queue (leaseTime 300 there,
+-- docs/semantics.md#configure).
 CREATE OR REPLACE FUNCTION queen.configure_queue(p_tenant text, p_name text, p_namespace text, p_task text, p_options jsonb)
  RETURNS jsonb
  LANGUAGE sql
@@ -115,8 +116,8 @@ AS $function$
    WHERE q.tenant_id = p_tenant AND q.name = p_name
 $function$;
 
--- log_txns has no foreign key (seed), so its rows go explicitly. The queue row is locked first so
--- no partition can be created under it while the cascade runs.
+-- log_txns has no foreign key (docs/storage.md#the-sidecar), so its rows go explicitly. The queue
+-- row is locked first so no partition can be created under it while the cascade runs.
 CREATE OR REPLACE FUNCTION queen.delete_queue(p_tenant text, p_name text)
  RETURNS boolean
  LANGUAGE plpgsql
@@ -133,7 +134,8 @@ BEGIN
 END
 $function$;
 
--- GET /resources/queues: Queen's messages {total, pending, processing} (pending without in-flight), plus completed.
+-- GET /resources/queues: Queen's messages {total, pending, processing} (pending without in-flight),
+-- plus completed.
 CREATE OR REPLACE FUNCTION queen.list_queues(p_tenant text, p_namespace text, p_task text)
  RETURNS jsonb
  LANGUAGE sql
@@ -188,10 +190,11 @@ $function$;
 
 -- Every (partition, consumer group) position on the given queues: the cursor rows, plus each
 -- subscribed group on the partitions it has no cursor on yet, placed where its first pop would
--- start (SPEC §3.2). Lag is last_offset - max(committed, log_start - 1): gaps are not lag (SPEC
--- §4). `since` is when the oldest message it has not consumed was pushed (the segment holding its
--- next wanted offset: one backward step on the primary key, inline, as a function call costs
--- several times the probe), NULL when it has nothing to consume.
+-- start (docs/semantics.md#pop-and-leases). Lag is last_offset - max(committed, log_start - 1):
+-- gaps are not lag (docs/semantics.md#retention). `since` is when the oldest message it has not
+-- consumed was pushed (the segment holding its next wanted offset: one backward step on the primary
+-- key, inline, as a function call costs several times the probe), NULL when it has nothing to
+-- consume.
 CREATE OR REPLACE FUNCTION queen.group_positions(p_queues bigint[])
  RETURNS TABLE(queue_id bigint, partition_id bigint, consumer_group text, last_offset bigint, log_start bigint, committed bigint, lag bigint, in_flight bigint, worker_id text, lease_acquired_at timestamp with time zone, total_consumed bigint, since timestamp with time zone)
  LANGUAGE sql
@@ -227,11 +230,12 @@ AS $function$
     ) x
 $function$;
 
--- Queue resources with Queen's figures (SPEC §3.7, §3.8b): per partition, the messages held and how
--- they split between done, in flight and pending; the overview. All computed from the log per call.
--- done: the held offsets every group with a cursor has committed past; processing: the largest
--- live lease on the partition, within what is not done; pending: the rest. total = completed +
--- processing + pending; deadLetter counts the partition's DLQ rows (a dead letter is also done).
+-- Queue resources with Queen's figures (docs/semantics.md#consumer-groups-and-seek,
+-- docs/semantics.md#queens-other-routes): per partition, the messages held and how they split
+-- between done, in flight and pending; the overview. All computed from the log per call. done: the
+-- held offsets every group with a cursor has committed past; processing: the largest live lease on
+-- the partition, within what is not done; pending: the rest. total = completed + processing +
+-- pending; deadLetter counts the partition's DLQ rows (a dead letter is also done).
 --
 -- Per partition, now: held messages; the lag of its slowest position (every held message when
 -- nobody reads it), split into leased (processing) and the rest (pending); dead letters; lifetime
@@ -261,11 +265,12 @@ AS $function$
    WHERE q.tenant_id = p_tenant AND (p_queue IS NULL OR q.name = p_queue)
 $function$;
 
--- Queue resources with Queen's figures (SPEC §3.7, §3.8b): per partition, the messages held and how
--- they split between done, in flight and pending; the overview. All computed from the log per call.
--- done: the held offsets every group with a cursor has committed past; processing: the largest
--- live lease on the partition, within what is not done; pending: the rest. total = completed +
--- processing + pending; deadLetter counts the partition's DLQ rows (a dead letter is also done).
+-- Queue resources with Queen's figures (docs/semantics.md#consumer-groups-and-seek,
+-- docs/semantics.md#queens-other-routes): per partition, the messages held and how they split
+-- between done, in flight and pending; the overview. All computed from the log per call. done: the
+-- held offsets every group with a cursor has committed past; processing: the largest live lease on
+-- the partition, within what is not done; pending: the rest. total = completed + processing +
+-- pending; deadLetter counts the partition's DLQ rows (a dead letter is also done).
 --
 -- Per partition, now: held messages; the lag of its slowest position (every held message when
 -- nobody reads it), split into leased (processing) and the rest (pending); dead letters; lifetime

@@ -1,4 +1,4 @@
--- Retention (SPEC §4) and the per-minute rollup it runs first.
+-- Retention (docs/semantics.md#retention) and the per-minute rollup it runs first.
 
 -- Partitions retention has work on: the first live segment is older than a window that applies,
 -- or the first sidecar row is older than the purge window. Two primary-key probes per partition.
@@ -33,15 +33,15 @@ AS $function$
    ORDER BY p.id
 $function$;
 
--- Retention of one partition, in its own short transaction (SPEC §4): deletes the longest prefix of
--- whole segments that time retention or completed retention allows, at most p_max_segments of
--- them (`more` says a further call has work), and purges the sidecar on its own clock. log_start
--- moves to the first surviving segment (seed invariant 3), txns_start likewise; both in one
--- UPDATE at the end, so the partition row (the push serializer) is locked only until commit.
--- Completed retention keeps every segment some subscribed group has not committed past, and the
--- whole partition while a subscribed group has no cursor on it. A concurrent run holding the
--- partition's advisory lock makes this one skip it.
--- Queen's maxWaitTimeSeconds evicts what waited longer than that, consumed or not: here the prefix of
+-- Retention of one partition, in its own short transaction (docs/semantics.md#retention): deletes
+-- the longest prefix of whole segments that time retention or completed retention allows, at most
+-- p_max_segments of them (`more` says a further call has work), and purges the sidecar on its own
+-- clock. log_start moves to the first surviving segment (docs/storage.md#the-retention-watermark),
+-- txns_start likewise; both in one UPDATE at the end, so the partition row (the push serializer) is
+-- locked only until commit. Completed retention keeps every segment some subscribed group has not
+-- committed past, and the whole partition while a subscribed group has no cursor on it. A
+-- concurrent run holding the partition's advisory lock makes this one skip it. Queen's
+-- maxWaitTimeSeconds evicts what waited longer than that, consumed or not: here the prefix of
 -- segments older than it goes. A segment counts for time retention when that rule allows it, else
 -- for completed retention when every subscribed group is past it, else for eviction.
 CREATE OR REPLACE FUNCTION queen.retain_partition(p_partition bigint, p_max_segments integer DEFAULT 10000)
@@ -146,7 +146,7 @@ BEGIN
 END
 $function$;
 
--- What one retention run deleted per queue, by rule, added to the current minute (S4).
+-- What one retention run deleted per queue, by rule, added to the current minute.
 CREATE OR REPLACE FUNCTION queen.record_retention(p_queues bigint[], p_time bigint[], p_completed bigint[], p_eviction bigint[], p_partitions integer[])
  RETURNS void
  LANGUAGE sql
@@ -165,12 +165,12 @@ $function$;
 
 -- The per-minute rollup (run by the retention cron, before retention deletes what it counts).
 -- Closed minutes since the last run (plus three, for pushes that committed late) are recomputed
--- from the log: pushes from segment created_at (monotone in base_offset, seed invariant 2, so one
--- range scan per recently written partition), partitions from created_at, dead letters from
--- failed_at. GREATEST keeps a count that retention, a DLQ retry or delete lowered since. Then
--- each queue's gauges are sampled into the current minute when they changed (or every six hours
--- while it has partitions), and rows older than p_keep go. Overlapping runs skip, and so does a run
--- that races a queue's deletion.
+-- from the log: pushes from segment created_at (monotone in base_offset,
+-- docs/storage.md#monotone-creation-times, so one range scan per recently written partition),
+-- partitions from created_at, dead letters from failed_at. GREATEST keeps a count that retention, a
+-- DLQ retry or delete lowered since. Then each queue's gauges are sampled into the current minute
+-- when they changed (or every six hours while it has partitions), and rows older than p_keep go.
+-- Overlapping runs skip, and so does a run that races a queue's deletion.
 CREATE OR REPLACE FUNCTION queen.rollup_minute_stats(p_keep interval DEFAULT '7 days'::interval)
  RETURNS TABLE(skipped boolean, from_minute timestamp with time zone, to_minute timestamp with time zone, samples integer, removed integer)
  LANGUAGE plpgsql

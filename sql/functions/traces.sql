@@ -1,5 +1,5 @@
--- Traces (SPEC §3.8b, Queen's /api/v1/traces routes): stored per message, read by name or by
--- message, purged by retention.
+-- Traces (docs/semantics.md#queens-other-routes, Queen's /api/v1/traces routes): stored per
+-- message, read by name or by message, purged by retention.
 
 -- Stores one trace and its names; no row when the partition is not the tenant's. The queue row is
 -- key-share locked so a concurrent queue delete either waits or makes this a "not found".
@@ -83,7 +83,8 @@ AS $function$
     'pagination', jsonb_build_object('limit', p_limit, 'offset', p_offset))
 $function$;
 
--- GET /traces/:partitionId/:transactionId: oldest first; [] for an unknown or another tenant's partition.
+-- GET /traces/:partitionId/:transactionId: oldest first; [] for an unknown or another tenant's
+-- partition.
 CREATE OR REPLACE FUNCTION queen.message_traces_of(p_tenant text, p_partition bigint, p_txn text)
  RETURNS jsonb
  LANGUAGE sql

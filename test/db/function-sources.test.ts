@@ -2,8 +2,7 @@
 // `npm run db:migration`. A freshly migrated database must hold exactly what the sources say, and
 // the comparison must name what a changed source would make a migration write.
 import { describe, expect, it } from 'vitest';
-import { compareSources, parseSource, readSources, splitStatements, type FunctionSource } from '../../lib/db/function-sources.js';
-import { sqlComment } from '../../lib/db/schema-dump.js';
+import { compareSources, parseSource, readSources, splitStatements, sqlComment, type FunctionSource } from '../../lib/db/function-sources.js';
 import { useDatabase } from '../support/db.js';
 
 const db = useDatabase();

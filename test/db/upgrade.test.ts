@@ -5,6 +5,9 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { migrate, MigrationError, migrateWithReport, readMigrations } from '../../lib/db/migrate.js';
 import { dumpSchema } from '../../lib/db/schema-dump.js';
+
+// Function bodies included: an upgraded database must run the same SQL as a fresh one.
+const FULL = { functions: 'full' } as const;
 import { appliedHashes } from '../../lib/db/schema-version.js';
 import { schemaGuard } from '../../lib/http/runtime/database.js';
 import { testClient } from '../support/client.js';
@@ -47,7 +50,7 @@ describe('a database migrated with the first landed migrations (a107141)', () =>
       repaired: ['0000_log_schema', '0002_push_functions', '0003_pop_ack_functions', '0004_admin_functions'],
       ahead: 0,
     });
-    expect(await dumpSchema(old)).toBe(await dumpSchema(fresh));
+    expect(await dumpSchema(old, FULL)).toBe(await dumpSchema(fresh, FULL));
     // The bookkeeping is today's too, so drizzle-kit migrate and the schema check agree with it.
     expect(await bookkeeping(old)).toEqual(await bookkeeping(fresh));
     await expect(schemaGuard()(old)).resolves.toBeUndefined();
@@ -85,13 +88,13 @@ describe('a database whose applied SQL this version does not know', () => {
   it('refuses to migrate, naming the migration, the expected and the found hash and what to do, and changes nothing', async () => {
     const tampered = 'f'.repeat(64);
     await db.query('UPDATE drizzle.__drizzle_migrations SET hash = $1 WHERE id = (SELECT id FROM drizzle.__drizzle_migrations ORDER BY id OFFSET 2 LIMIT 1)', [tampered]);
-    const before = await dumpSchema(db);
+    const before = await dumpSchema(db, FULL);
     const refused = migrate(db);
     await expect(refused).rejects.toThrow(MigrationError);
     await expect(refused).rejects.toThrow(`Migration 3 of drizzle.__drizzle_migrations should be ${today[2]!.tag} (sha256 ${today[2]!.hash}) but the database applied sha256 ${tampered}`);
     await expect(refused).rejects.toThrow(/Nothing was changed\. Migrate it with the version/);
     expect((await appliedHashes(db))?.[2]).toBe(tampered);
-    expect(await dumpSchema(db)).toBe(before);
+    expect(await dumpSchema(db, FULL)).toBe(before);
 
     const guard = schemaGuard()(db);
     await expect(guard).rejects.toMatchObject({ status: 503, code: 'schema_mismatch' });

@@ -76,7 +76,7 @@ export function parseCorsOrigins(raw: string | undefined): '*' | string[] | null
   if (raw.trim() === '*') return '*';
   return raw.split(',').map((entry) => {
     const origin = entry.trim();
-    let parsed: string | null = null;
+    let parsed: string | null;
     try {
       parsed = new URL(origin).origin;
     } catch {

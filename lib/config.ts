@@ -82,7 +82,12 @@ export function parseCorsOrigins(raw: string | undefined): '*' | string[] | null
     } catch {
       parsed = null;
     }
-    if (parsed !== origin) throw new Error(`QUEEN_CORS_ORIGINS must be * or comma-separated origins such as https://app.example.com (scheme, host, port; no path); got "${origin}"`);
+    if (parsed !== origin) {
+      throw new Error(
+        'QUEEN_CORS_ORIGINS must be * or comma-separated origins such as https://app.example.com (scheme, host, port; no path); ' +
+          `got "${origin}"`,
+      );
+    }
     return origin;
   });
 }

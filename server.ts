@@ -29,6 +29,7 @@ const dataDir = resolve('.queen');
 const log = (message: string, err?: unknown) => (err === undefined ? console.log(message) : console.error(message, err));
 
 let lock: DataDirLock | undefined;
+// eslint-disable-next-line prefer-const -- refuse() reads it before it is set, where a const would throw (TDZ).
 let db: Database | undefined;
 
 /** Start-up problems an operator can fix: one line that says what to do, no stack. */

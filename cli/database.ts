@@ -32,7 +32,8 @@ export async function migrateCommand(args: string[], env: Env, print: (line: str
     await withLocalDatabase(async (db, dir) => {
       if (values.check) return checkSchema(db, print);
       const report = await migrateWithReport(db).catch((err: unknown) => Promise.reject(err instanceof MigrationError ? new CliError(err.message, 1) : err));
-      print(`migrated ${dir} (PGlite): ${report.applied.length} migration(s) applied, schema at ${schemaAt(report, readMigrations().at(-1)!.tag)}`);
+      const latest = readMigrations().at(-1)!.tag;
+      print(`migrated ${dir} (PGlite): ${report.applied.length} migration(s) applied, schema at ${schemaAt(report, latest)}`);
     });
     return;
   }
@@ -67,14 +68,20 @@ export async function retentionCommand(args: string[], env: Env, print: (line: s
     return runScheduledRetention(db, print);
   };
   const report = env.DATABASE_URL ? await withDatabase(requireUrl(env), retain) : await withLocalDatabase(retain);
-  print(`deleted ${report.segmentsDeleted} segment(s) holding ${report.messagesDeleted} message(s) in ${report.queues.length} queue(s); purged ${report.sidecarRowsPurged} sidecar row(s)`);
+  print(
+    `deleted ${report.segmentsDeleted} segment(s) holding ${report.messagesDeleted} message(s) in ${report.queues.length} queue(s); ` +
+      `purged ${report.sidecarRowsPurged} sidecar row(s)`,
+  );
 }
 
 // npm start's PGlite, under its lock: PGlite is one process's database (lib/http/runtime/data-dir-lock.ts).
 async function withLocalDatabase<T>(run: (db: Database, dir: string) => Promise<T>): Promise<T> {
   const dir = resolve(LOCAL);
   if (!existsSync(dir)) {
-    throw new CliError(`DATABASE_URL is not set and there is no ./${LOCAL} here: set DATABASE_URL=postgres://user:password@host/database, or run this in the folder where npm start keeps its data`);
+    throw new CliError(
+      `DATABASE_URL is not set and there is no ./${LOCAL} here: set DATABASE_URL=postgres://user:password@host/database, ` +
+        'or run this in the folder where npm start keeps its data',
+    );
   }
   let lock;
   try {

@@ -76,13 +76,18 @@ export function parseCorsOrigins(raw: string | undefined): '*' | string[] | null
   if (raw.trim() === '*') return '*';
   return raw.split(',').map((entry) => {
     const origin = entry.trim();
-    let parsed: string | null = null;
+    let parsed: string | null;
     try {
       parsed = new URL(origin).origin;
     } catch {
       parsed = null;
     }
-    if (parsed !== origin) throw new Error(`QUEEN_CORS_ORIGINS must be * or comma-separated origins such as https://app.example.com (scheme, host, port; no path); got "${origin}"`);
+    if (parsed !== origin) {
+      throw new Error(
+        'QUEEN_CORS_ORIGINS must be * or comma-separated origins such as https://app.example.com (scheme, host, port; no path); ' +
+          `got "${origin}"`,
+      );
+    }
     return origin;
   });
 }

@@ -109,6 +109,7 @@ export async function answerDelivery<T>(
  * A fetch-style handler (Workers, Deno, Bun, Node's fetch servers): `secret` may be read from the
  * Worker's env, and the handler gets env and ctx too.
  */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- so `(env) => env.SECRET` compiles without naming Env.
 export function deliveryHandler<T = unknown, Env = any, Ctx = unknown>(
   secret: Secrets | ((env: Env) => Secrets),
   handler: DeliveryFunction<T, [env: Env, ctx: Ctx]>,

@@ -70,7 +70,10 @@ export class Queen {
     const { group, batch, wait, timeoutMs = 20_000, partition, autoAck, subscriptionMode, subscriptionFrom, signal } = options;
     const query = new URLSearchParams();
     if (batch !== undefined) query.set('batch', String(batch));
-    if (wait) query.set('wait', 'true'), query.set('timeout', String(timeoutMs));
+    if (wait) {
+      query.set('wait', 'true');
+      query.set('timeout', String(timeoutMs));
+    }
     if (group !== undefined) query.set('consumerGroup', group);
     if (autoAck) query.set('autoAck', 'true');
     if (subscriptionMode) query.set('subscriptionMode', subscriptionMode);

@@ -15,7 +15,12 @@ export function importEncryptionKey(hex: string): Promise<CryptoKey> {
   if (!key) {
     if (!KEY_HEX.test(hex)) {
       return Promise.reject(
-        new QueenError(500, 'invalid_encryption_key', `QUEEN_ENCRYPTION_KEY must be 64 hex characters (32 bytes); it has ${hex.length} characters or non-hex ones. Generate one with: openssl rand -hex 32`),
+        new QueenError(
+          500,
+          'invalid_encryption_key',
+          `QUEEN_ENCRYPTION_KEY must be 64 hex characters (32 bytes); it has ${hex.length} characters or non-hex ones. ` +
+            'Generate one with: openssl rand -hex 32',
+        ),
       );
     }
     key = globalThis.crypto.subtle.importKey('raw', hexToBytes(hex), { name: 'AES-GCM' }, false, ['encrypt', 'decrypt']);
@@ -29,7 +34,12 @@ export function requireEncryptionKey(config: Pick<Config, 'encryptionKey'>, queu
   if (!config.encryptionKey) {
     const which = queue === undefined ? 'This queue' : `Queue "${queue}"`;
     return Promise.reject(
-      new QueenError(500, 'encryption_key_missing', `${which} has encryptionEnabled but QUEEN_ENCRYPTION_KEY is not set; set it to 64 hex characters (openssl rand -hex 32) or disable encryption on the queue.`),
+      new QueenError(
+        500,
+        'encryption_key_missing',
+        `${which} has encryptionEnabled but QUEEN_ENCRYPTION_KEY is not set; ` +
+          'set it to 64 hex characters (openssl rand -hex 32) or disable encryption on the queue.',
+      ),
     );
   }
   return importEncryptionKey(config.encryptionKey);
@@ -66,7 +76,8 @@ function decryptionFailed(detail: string): QueenError {
   return new QueenError(
     500,
     'decryption_failed',
-    `Cannot decrypt a stored payload (${detail}): QUEEN_ENCRYPTION_KEY does not match the key it was encrypted with, or the data was altered.`,
+    `Cannot decrypt a stored payload (${detail}): ` +
+      'QUEEN_ENCRYPTION_KEY does not match the key it was encrypted with, or the data was altered.',
   );
 }
 

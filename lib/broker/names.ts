@@ -6,9 +6,7 @@ export const MAX_NAME_LENGTH = 255;
 export const QUEUE_MODE_GROUP = '__QUEUE_MODE__';
 export const DEFAULT_PARTITION = 'Default';
 
-// eslint-disable-next-line no-control-regex
 const CONTROL = /[\u0000-\u001f\u007f]/;
-// eslint-disable-next-line no-control-regex
 const NOT_NAME = /[\u0000-\u001f\u007f/]|^\s|\s$/;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 

@@ -78,7 +78,8 @@ export function checkMigrations<M extends Migration>(applied: readonly string[],
 
 export function describeUnknown(u: UnknownMigration): string {
   return (
-    `Migration ${u.position + 1} of drizzle.__drizzle_migrations should be ${u.tag} (sha256 ${u.expected}) but the database applied sha256 ${u.found}, ` +
+    `Migration ${u.position + 1} of drizzle.__drizzle_migrations should be ${u.tag} (sha256 ${u.expected}) ` +
+    `but the database applied sha256 ${u.found}, ` +
     'SQL this version does not know (a migration edited after it ran, or one from another branch).'
   );
 }

@@ -24,7 +24,12 @@ export async function authenticate(req: Request, config: Config): Promise<Princi
   if (config.auth === 'none') return anonymousAdmin;
   const { secret, jwksUrl } = config.jwt;
   if (!secret && !jwksUrl) {
-    throw new QueenError(503, 'auth_not_configured', 'Authentication is on but no key is configured: set JWT_SECRET (HS256) or JWT_JWKS_URL (RS256/EdDSA), or QUEEN_AUTH=none to run without auth.');
+    throw new QueenError(
+      503,
+      'auth_not_configured',
+      'Authentication is on but no key is configured: set JWT_SECRET (HS256) or JWT_JWKS_URL (RS256/EdDSA), ' +
+        'or QUEEN_AUTH=none to run without auth.',
+    );
   }
   // A short secret can be guessed offline from any one token: fail closed, as with no key.
   const weak = secret ? weakJwtSecret(secret) : undefined;

@@ -34,7 +34,7 @@ describe.skipIf(testMode() !== 'pg')('Lambda function-URL handlers', () => {
 
   it('pushes a base64-encoded body, pops it back and acks it, each through its own function', async () => {
     const auth = { authorization: `Bearer ${writer}` };
-    const body = { items: [{ queue: 'lambda-orders', partition: 'p1', transactionId: 'order-1', payload: { id: 1, big: 12345678901234567890 } }] };
+    const body = { items: [{ queue: 'lambda-orders', partition: 'p1', transactionId: 'order-1', payload: { id: 1, big: Number.MAX_SAFE_INTEGER } }] };
     const pushed = await call('push', 'POST', '/api/v1/push', { body, base64: true, headers: auth });
     expect(pushed.status).toBe(201);
     expect(pushed.body).toMatchObject([{ index: 0, status: 'queued', transaction_id: 'order-1', queueName: 'lambda-orders', offset: 0 }]);
@@ -44,7 +44,7 @@ describe.skipIf(testMode() !== 'pg')('Lambda function-URL handlers', () => {
     expect(popped.body.messages).toHaveLength(1);
     const [message] = popped.body.messages;
     expect(message).toMatchObject({ transactionId: 'order-1', producerSub: 'lambda-test', partition: 'p1' });
-    expect(message.data).toEqual({ id: 1, big: 12345678901234567890 });
+    expect(message.data).toEqual({ id: 1, big: Number.MAX_SAFE_INTEGER });
 
     const acked = await call('ack', 'POST', '/api/v1/ack', {
       body: { transactionId: 'order-1', partitionId: message.partitionId, leaseId: popped.body.leaseId, status: 'completed' },

@@ -51,7 +51,7 @@ export class Tally {
  */
 export function answerProblem(answer: Answer): string | null {
   if (answer.status < 400) return null;
-  let body: { error?: unknown; code?: unknown } | null = null;
+  let body: { error?: unknown; code?: unknown } | null;
   try {
     body = JSON.parse(answer.text);
   } catch {

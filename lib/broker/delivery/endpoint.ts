@@ -25,7 +25,8 @@ export interface EndpointAnswer {
 const LOGGED_BYTES = 1024;
 
 const RULE =
-  'Subscription URLs must be https: and reach a public address (no loopback, private, link-local, CGNAT, unspecified or cloud-metadata address); QUEEN_DELIVERY_ALLOW_PRIVATE=1 lifts this for local development and tests.';
+  'Subscription URLs must be https: and reach a public address (no loopback, private, link-local, CGNAT, unspecified or ' +
+  'cloud-metadata address); QUEEN_DELIVERY_ALLOW_PRIVATE=1 lifts this for local development and tests.';
 
 const notAllowed = (why: string) => new QueenError(400, 'url_not_allowed', `${why}. ${RULE}`);
 

@@ -57,7 +57,8 @@ export function parseConfigureRequest(body: unknown): ConfigureRequest {
     const nearest = unknown.length === 1 ? nearestKey(unknown[0]!, OPTION_KEYS) : undefined;
     throw badRequest(
       'unknown_option',
-      `Unknown option${unknown.length > 1 ? 's' : ''} ${unknown.map((k) => `"${k}"`).join(', ')}${nearest ? `: did you mean "${nearest}"?` : ''}; known options are ${OPTION_NAMES.join(', ')}.`,
+      `Unknown option${unknown.length > 1 ? 's' : ''} ${unknown.map((k) => `"${k}"`).join(', ')}` +
+        `${nearest ? `: did you mean "${nearest}"?` : ''}; known options are ${OPTION_NAMES.join(', ')}.`,
     );
   }
   const options: Partial<Record<OptionName, unknown>> = {};

@@ -317,7 +317,8 @@ class Scanner {
     }
     throw badRequest(
       'invalid_json',
-      `Request body is not valid JSON: ${why} at line ${line}, column ${this.pos - lineStart + 1}; send strict JSON (no comments, no trailing commas).`,
+      `Request body is not valid JSON: ${why} at line ${line}, column ${this.pos - lineStart + 1}; ` +
+        'send strict JSON (no comments, no trailing commas).',
     );
   }
 }

@@ -15,7 +15,12 @@ export interface DeployedDatabaseOptions {
 
 export async function connectDeployed(url: string | undefined, options: DeployedDatabaseOptions = {}): Promise<Database> {
   if (!url) {
-    throw new QueenError(503, 'database_not_configured', 'DATABASE_URL is not set for this function; set the secret (npx sst secret set DatabaseUrl …, or npx wrangler secret put DATABASE_URL) and redeploy.');
+    throw new QueenError(
+      503,
+      'database_not_configured',
+      'DATABASE_URL is not set for this function; ' +
+        'set the secret (npx sst secret set DatabaseUrl …, or npx wrangler secret put DATABASE_URL) and redeploy.',
+    );
   }
   const driver = options.driver ?? chooseDriver(url);
   if (driver === 'neon') {
@@ -57,7 +62,8 @@ export function schemaGuard(shipped: () => readonly Migration[] = shippedMigrati
       throw new QueenError(
         503,
         'schema_outdated',
-        `The database schema is at migration ${expected[applied.length - 1]!.tag} but this function needs ${expected.at(-1)!.tag}. ${RUN_MIGRATIONS}`,
+        `The database schema is at migration ${expected[applied.length - 1]!.tag} ` +
+          `but this function needs ${expected.at(-1)!.tag}. ${RUN_MIGRATIONS}`,
       );
     }
     // A longer list whose start is ours passes: the deploy migrates before it updates the functions,

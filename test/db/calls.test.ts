@@ -5,9 +5,9 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { namedArgs } from '../../lib/db/named-args.js';
-import { freshDatabase, type TestDatabase } from '../support/db.js';
+import { useDatabase } from '../support/db.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 // Where calls from TypeScript live; test/ calls the functions positionally on purpose at times.
@@ -150,11 +150,7 @@ function misfit(call: Call, overloads: Overload[]): string | null {
   return fits.length === 0 ? `${shown} fits no overload (${known})` : `${shown} is ambiguous between ${fits.map((o) => o.signature).join(' and ')}`;
 }
 
-let db: TestDatabase;
-beforeAll(async () => {
-  db = await freshDatabase();
-});
-afterAll(() => db.dispose());
+const db = useDatabase();
 
 describe('calls into queen.* functions', () => {
   const calls = SCANNED.flatMap(sources).flatMap(sqlTexts).flatMap(callsIn);
@@ -165,8 +161,8 @@ describe('calls into queen.* functions', () => {
   });
 
   it('name each argument after a parameter of exactly one overload, and every parameter without a default', async () => {
-    const overloads = await db.query<Overload>(OVERLOADS_SQL);
-    const [relations] = await db.query<{ names: string[] }>(
+    const overloads = await db().query<Overload>(OVERLOADS_SQL);
+    const [relations] = await db().query<{ names: string[] }>(
       `SELECT array_agg(relname::text) AS names FROM pg_class WHERE relnamespace = 'queen'::regnamespace`,
     );
     const problems = calls.flatMap((call) => {

@@ -6,8 +6,8 @@
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freshDatabase, type TestDatabase } from '../support/db.js';
+import { describe, expect, it } from 'vitest';
+import { useDatabase } from '../support/db.js';
 
 const ROWS = resolve(dirname(fileURLToPath(import.meta.url)), '../../lib/db/rows.ts');
 
@@ -126,24 +126,20 @@ function mismatches(row: DeclaredRow, f: FunctionResult, fn: string): string[] {
   return problems;
 }
 
-let db: TestDatabase;
-beforeAll(async () => {
-  db = await freshDatabase();
-});
-afterAll(() => db.dispose());
+const db = useDatabase();
 
 describe('lib/db/rows.ts against the functions it types', () => {
   it('maps each PostgreSQL type to what the driver really hands back', async () => {
-    const [row] = await db.query(`SELECT ${TYPES.map((t, i) => `${t.sample} AS c${i}`).join(', ')}`);
+    const [row] = await db().query(`SELECT ${TYPES.map((t, i) => `${t.sample} AS c${i}`).join(', ')}`);
     const wrong = TYPES.flatMap((t, i) => (hasType(row![`c${i}`], t.ts) ? [] : [`${t.pg} arrives as ${JSON.stringify(row![`c${i}`])}, not ${t.ts}`]));
-    expect(wrong, `on ${db.driver}`).toEqual([]);
+    expect(wrong, `on ${db().driver}`).toEqual([]);
     expect(row!.c2, 'int8 keeps every digit').toBe('9007199254740993');
   });
 
   it('declares exactly the columns each function returns, with the types the driver hands back', async () => {
     const rows = declaredRows();
     expect(rows.map((r) => r.fn)).toEqual(expect.arrayContaining(['push_segments', 'pop', 'ack', 'message_marks', 'list_messages']));
-    const results = await db.query<FunctionResult>(RESULTS_SQL, [rows.map((r) => r.fn)]);
+    const results = await db().query<FunctionResult>(RESULTS_SQL, [rows.map((r) => r.fn)]);
     const wrong: FunctionResult[] = [];
     const problems = rows.flatMap((row) => {
       const overloads = results.filter((f) => f.fn === row.fn);

@@ -43,7 +43,8 @@ async function fill(db: Database): Promise<string> {
   }));
   const blob = await encodeSegment(frames, 3);
   const hashes = hashTransactionIds(txnIds);
-  await db.query(`SELECT queen.configure_queue('default', 'bench', NULL, NULL, '{"retentionEnabled":true,"retentionSeconds":3600}'::jsonb)`);
+  await db.query(`SELECT queen.configure_queue(p_tenant => 'default', p_name => 'bench', p_namespace => NULL, p_task => NULL,
+                                               p_options => '{"retentionEnabled":true,"retentionSeconds":3600}'::jsonb)`);
   const [p] = await db.query<{ id: string }>(
     `INSERT INTO queen.log_partitions (queue_id, name, last_offset) SELECT id, 'Default', $1 FROM queen.queues WHERE name = 'bench' RETURNING id`,
     [SEGMENTS * PER_SEGMENT - 1],

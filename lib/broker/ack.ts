@@ -8,6 +8,7 @@
 import { xxh3_128 } from '../codec/xxh3.js';
 import { ensureZstd } from '../codec/zstd.js';
 import type { AckNeedRow, AckResultRow, AckRow } from '../db/rows.js';
+import { namedArgs } from '../db/named-args.js';
 import type { Queryable } from '../db/types.js';
 import { addFrame, frameParams, type DeadFrame } from './dead-letter.js';
 import { decodeSegmentRow } from './segments.js';
@@ -37,9 +38,16 @@ export interface AckContext {
   requiredLeases?: readonly string[];
 }
 
-const ACK_SQL = 'SELECT * FROM queen.ack($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)';
-const ACK_FRAMES_SQL =
-  'SELECT * FROM queen.ack($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)';
+const ACK_PARAMS = [
+  'p_tenant', 'p_idx', 'p_partitions', 'p_groups', 'p_hashes', 'p_offsets', 'p_statuses', 'p_leases', 'p_errors',
+  'p_required_leases',
+];
+// The second call also carries the frames to dead-letter, in frameParams' order (dead-letter.ts).
+const FRAME_PARAMS = [
+  'f_partitions', 'f_offsets', 'f_message_ids', 'f_txns', 'f_traces', 'f_subs', 'f_payloads', 'f_encrypted', 'f_created',
+];
+const ACK_SQL = `SELECT * FROM queen.ack(${namedArgs(...ACK_PARAMS)})`;
+const ACK_FRAMES_SQL = `SELECT * FROM queen.ack(${namedArgs(...ACK_PARAMS, ...FRAME_PARAMS)})`;
 const NO_HASH = new Uint8Array(0);
 const MAX_ROUNDS = 5;
 const PARTITION_ID = /^[0-9]{1,18}$/;

@@ -54,13 +54,10 @@ export interface ConfigureRequest {
 }
 
 export async function configureQueue(db: Queryable, tenant: string, req: ConfigureRequest): Promise<ConfigureResult> {
-  const [row] = await db.query<{ j: StoredQueue }>('SELECT queen.configure_queue($1, $2, $3, $4, $5::jsonb) AS j', [
-    tenant,
-    req.queue,
-    req.namespace,
-    req.task,
-    JSON.stringify(req.options),
-  ]);
+  const [row] = await db.query<{ j: StoredQueue }>(
+    'SELECT queen.configure_queue(p_tenant => $1, p_name => $2, p_namespace => $3, p_task => $4, p_options => $5::jsonb) AS j',
+    [tenant, req.queue, req.namespace, req.task, JSON.stringify(req.options)],
+  );
   const stored = row!.j;
   const options = orderOptions(stored.options);
   return {

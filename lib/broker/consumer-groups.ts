@@ -28,15 +28,18 @@ export interface ConsumerGroupSummary {
 }
 
 export const listConsumerGroups = (db: Queryable, tenant: string, queue?: string) =>
-  selectJson<ConsumerGroupSummary[]>(db, 'queen.list_consumer_groups($1, $2)', [tenant, queue ?? null]);
+  selectJson<ConsumerGroupSummary[]>(db, 'queen.list_consumer_groups(p_tenant => $1, p_queue => $2)', [
+    tenant,
+    queue ?? null,
+  ]);
 
 /** Every (group, partition) whose oldest unconsumed message is older than `minLagSeconds`. */
 export const laggingPartitions = (db: Queryable, tenant: string, minLagSeconds: number) =>
-  selectJson<unknown[]>(db, 'queen.lagging_partitions($1, $2)', [tenant, minLagSeconds]);
+  selectJson<unknown[]>(db, 'queen.lagging_partitions(p_tenant => $1, p_min_lag_seconds => $2)', [tenant, minLagSeconds]);
 
 /** One group's partitions keyed by queue name; {} when the group reads nothing. */
 export const consumerGroupDetail = (db: Queryable, tenant: string, group: string) =>
-  selectJson<Record<string, unknown>>(db, 'queen.consumer_group_detail($1, $2)', [tenant, group]);
+  selectJson<Record<string, unknown>>(db, 'queen.consumer_group_detail(p_tenant => $1, p_group => $2)', [tenant, group]);
 
 /**
  * updateConsumerGroupTimestamp: the group's subscriptions on every queue start at `timestamp`
@@ -46,7 +49,10 @@ export async function updateSubscription(db: Queryable, tenant: string, group: s
   if (group === QUEUE_MODE_GROUP) {
     throw badRequest('invalid_request', 'Queue mode always reads from the beginning; update the subscription of a named consumer group.');
   }
-  const [row] = await db.query<{ n: string }>('SELECT queen.update_subscription($1, $2, $3::timestamptz) AS n', [tenant, group, timestamp]);
+  const [row] = await db.query<{ n: string }>(
+    'SELECT queen.update_subscription(p_tenant => $1, p_group => $2, p_ts => $3::timestamptz) AS n',
+    [tenant, group, timestamp],
+  );
   return { success: true as const, consumerGroup: group, newTimestamp: timestamp, rowsUpdated: Number(row!.n) };
 }
 
@@ -56,7 +62,7 @@ export async function updateSubscription(db: Queryable, tenant: string, group: s
  */
 export async function deleteConsumerGroup(db: Queryable, tenant: string, group: string, queue?: string, deleteMetadata = true) {
   const [row] = await db.query<{ cursors: string; subscriptions: string }>(
-    'SELECT cursors, subscriptions FROM queen.delete_consumer_group($1, $2, $3, $4)',
+    'SELECT cursors, subscriptions FROM queen.delete_consumer_group(p_tenant => $1, p_group => $2, p_queue => $3, p_metadata => $4)',
     [tenant, group, queue ?? null, deleteMetadata],
   );
   const cursors = Number(row!.cursors);

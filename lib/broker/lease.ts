@@ -12,7 +12,7 @@ export interface ExtendResult {
 
 export async function extendLease(db: Queryable, tenant: string, leaseId: string, seconds: number): Promise<ExtendResult[]> {
   const [row] = await db.query<{ live: number; expired: number; expires_at: Date | null }>(
-    'SELECT * FROM queen.extend_lease($1, $2, $3)',
+    'SELECT * FROM queen.extend_lease(p_tenant => $1, p_lease => $2, p_seconds => $3)',
     [tenant, leaseId, seconds],
   );
   const live = row?.live ?? 0;

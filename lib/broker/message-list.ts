@@ -24,7 +24,8 @@ export interface MessageFilter {
 
 export async function listMessages(db: Queryable, tenant: string, f: MessageFilter) {
   const rows = await db.query<MessageListRow>(
-    'SELECT * FROM queen.list_messages($1, $2, $3, $4, $5, $6, $7::timestamptz, $8::timestamptz, $9)',
+    `SELECT * FROM queen.list_messages(p_tenant => $1, p_queue => $2, p_partition => $3, p_namespace => $4, p_task => $5,
+                                       p_status => $6, p_from => $7::timestamptz, p_to => $8::timestamptz, p_need => $9)`,
     [tenant, f.queue ?? null, f.partition ?? null, f.namespace ?? null, f.task ?? null, f.status ?? null, f.from ?? null, f.to ?? null, f.offset + f.limit],
   );
   const messages: Record<string, unknown>[] = [];

@@ -47,20 +47,20 @@ WITH part AS (
     FROM queen.log_partitions p JOIN queen.queues q ON q.id = p.queue_id
    WHERE p.id = $2 AND q.tenant_id = $1
 ), target AS (
-  SELECT queen.message_offset(part.id, $3::bytea, $4) AS off FROM part
+  SELECT queen.message_offset(p_partition => part.id, p_hash => $3::bytea, p_txn => $4) AS off FROM part
 )
 SELECT part.name AS partition, part.queue, part.namespace, part.task, part.queue_config, target.off AS msg_offset,
        s.base_offset, s.end_offset, s.created_at AS seg_created_at, s.blob, m.*,
        (SELECT jsonb_agg(jsonb_build_object('consumerGroup', g.consumer_group, 'committed', g.committed,
-                 'leaseEnd', g.lease_end, 'leaseExpiresAt', queen.admin_iso(g.lease_expires_at)) ORDER BY g.consumer_group)
-          FROM queen.partition_groups(part.id) g) AS groups,
+                 'leaseEnd', g.lease_end, 'leaseExpiresAt', queen.admin_iso(t => g.lease_expires_at)) ORDER BY g.consumer_group)
+          FROM queen.partition_groups(p_partition => part.id) g) AS groups,
        ARRAY(SELECT dg.consumer_group FROM queen.log_dlq dg
               WHERE dg.partition_id = part.id AND dg.msg_offset = target.off ORDER BY dg.consumer_group) AS dlq_groups,
        d.message_id AS dlq_message_id, d.trace_id AS dlq_trace_id, d.producer_sub AS dlq_producer_sub,
        d.payload AS dlq_payload, d.encrypted AS dlq_encrypted, d.created_at AS dlq_created_at,
        d.error_message AS dlq_error, d.retry_count AS dlq_retry_count
   FROM part CROSS JOIN target
-  CROSS JOIN LATERAL queen.message_marks(part.id) m
+  CROSS JOIN LATERAL queen.message_marks(p_partition => part.id) m
   LEFT JOIN LATERAL (
     SELECT s1.base_offset, s1.end_offset, s1.created_at, s1.blob FROM queen.log_segments s1
      WHERE s1.partition_id = part.id AND s1.base_offset <= target.off

@@ -44,11 +44,10 @@ export interface MetricsReport {
 }
 
 export async function collectMetrics(db: Queryable, tenant: string, options: MetricsOptions): Promise<MetricsReport> {
-  const [row] = await db.query<{ j: Snapshot }>('SELECT queen.metrics_snapshot($1, $2, $3) AS j', [
-    tenant,
-    options.partitionSeries,
-    options.databaseWide,
-  ]);
+  const [row] = await db.query<{ j: Snapshot }>(
+    'SELECT queen.metrics_snapshot(p_tenant => $1, p_partition_limit => $2, p_database => $3) AS j',
+    [tenant, options.partitionSeries, options.databaseWide],
+  );
   const s = row!.j;
   const family = (name: string, type: MetricFamily['type'], help: string, samples: MetricFamily['samples']): MetricFamily => ({ name, type, help, samples });
   const perQueue = (pick: (q: Snapshot['queues'][number]) => number | null) =>
@@ -108,6 +107,8 @@ export async function collectMetrics(db: Queryable, tenant: string, options: Met
 
 /** /metrics (JSON): the tenant's lifetime pushes and their recent rate. */
 export async function readMessageTotals(db: Queryable, tenant: string): Promise<{ pushed: number; pushedPerSecond: number }> {
-  const [row] = await db.query<{ j: { pushed: number; pushedPerSecond: number } }>('SELECT queen.metrics_totals($1) AS j', [tenant]);
+  const [row] = await db.query<{ j: { pushed: number; pushedPerSecond: number } }>('SELECT queen.metrics_totals(p_tenant => $1) AS j', [
+    tenant,
+  ]);
   return row!.j;
 }

@@ -40,7 +40,9 @@ export interface RetainedByRule {
 export async function recordRetention(db: Queryable, queues: RetainedByRule[]): Promise<void> {
   const deleted = queues.filter((q) => q.retentionMessages + q.completedRetentionMessages + q.evictionMessages > 0);
   if (deleted.length === 0) return;
-  await db.query('SELECT queen.record_retention($1::bigint[], $2::bigint[], $3::bigint[], $4::bigint[], $5::int[])', [
+  const sql = `SELECT queen.record_retention(p_queues => $1::bigint[], p_time => $2::bigint[], p_completed => $3::bigint[],
+                                             p_eviction => $4::bigint[], p_partitions => $5::int[])`;
+  await db.query(sql, [
     deleted.map((q) => q.queueId),
     deleted.map((q) => q.retentionMessages),
     deleted.map((q) => q.completedRetentionMessages),

@@ -5,6 +5,7 @@ import { v7 as uuidv7 } from 'uuid';
 import { ensureZstd } from '../codec/zstd.js';
 import type { Config } from '../config.js';
 import type { PopRow } from '../db/rows.js';
+import { namedArgs } from '../db/named-args.js';
 import type { Database, Queryable } from '../db/types.js';
 import { groupClaims, readSegment, type ClaimedMessage, type ClaimRange } from './claims.js';
 
@@ -48,8 +49,13 @@ export interface PoppedClaim extends ClaimRange {
   delivered: number | null;
 }
 
-const POP_SQL = 'SELECT * FROM queen.pop($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)';
-const SHRINK_SQL = 'SELECT queen.pop_shrink($1, $2, $3, $4, $5, $6, $7)';
+const POP_SQL = `SELECT * FROM queen.pop(${namedArgs(
+  'p_tenant', 'p_queue', 'p_partition', 'p_namespace', 'p_task', 'p_group', 'p_batch',
+  'p_partitions', 'p_lease', 'p_auto_ack', 'p_mode', 'p_from', 'p_max_bytes',
+)})`;
+const SHRINK_SQL = `SELECT queen.pop_shrink(${namedArgs(
+  'p_tenant', 'p_group', 'p_lease', 'p_partitions', 'p_claimed', 'p_ends', 'p_from',
+)})`;
 // Room for the envelope around the messages array.
 const ENVELOPE_BYTES = 1024;
 const json = JSON.stringify;

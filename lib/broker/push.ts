@@ -9,6 +9,7 @@ import { encodeSegment } from '../codec/segment.js';
 import { hashTransactionIds } from '../codec/xxh3.js';
 import type { Config } from '../config.js';
 import type { PushRow, PushSegmentRow, PushWrittenRow } from '../db/rows.js';
+import { namedArgs } from '../db/named-args.js';
 import type { Queryable } from '../db/types.js';
 import { encryptPayload, requireEncryptionKey } from './encryption.js';
 import { readOriginalMessageIds, type DuplicateRef } from './push-duplicates.js';
@@ -48,7 +49,12 @@ interface Group {
   blob: Uint8Array | null;
 }
 
-const PUSH_SQL = 'SELECT * FROM queen.push_segments($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)';
+// p_keys picks the 12-parameter push_segments; the 11-parameter one serves the previous release
+// (docs/operations.md#expand-and-contract).
+const PUSH_SQL = `SELECT * FROM queen.push_segments(${namedArgs(
+  'p_tenant', 'p_queues', 'p_partitions', 'p_counts', 'p_blob_lens', 'p_blobs', 'p_hashes', 'p_encrypted',
+  'p_collapsed', 'p_probe_grp', 'p_probe_item', 'p_keys',
+)})`;
 
 // (tenant, queue) names seen with encryptionEnabled, so later pushes encrypt before the first
 // call. Safe to lose or to be stale: push_segments checks every group and says which to redo.

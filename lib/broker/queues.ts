@@ -28,7 +28,7 @@ export interface Figures {
 }
 
 export async function listQueues(db: Queryable, tenant: string, filter: { namespace?: string; task?: string } = {}): Promise<QueueSummary[]> {
-  const [row] = await db.query<{ j: QueueSummary[] }>('SELECT queen.list_queues($1, $2, $3) AS j', [
+  const [row] = await db.query<{ j: QueueSummary[] }>('SELECT queen.list_queues(p_tenant => $1, p_namespace => $2, p_task => $3) AS j', [
     tenant,
     filter.namespace ?? null,
     filter.task ?? null,
@@ -60,7 +60,10 @@ export interface QueueDetail {
 }
 
 export async function describeQueue(db: Queryable, tenant: string, queue: string): Promise<QueueDetail> {
-  const [row] = await db.query<{ j: QueueDetail | null }>('SELECT queen.describe_queue($1, $2) AS j', [tenant, queue]);
+  const [row] = await db.query<{ j: QueueDetail | null }>('SELECT queen.describe_queue(p_tenant => $1, p_name => $2) AS j', [
+    tenant,
+    queue,
+  ]);
   const detail = row?.j;
   if (!detail) throw queueNotFound(queue);
   return { ...detail, options: orderOptions(detail.options) };
@@ -72,7 +75,10 @@ export async function describeQueue(db: Queryable, tenant: string, queue: string
 export async function deleteQueue(db: Queryable, tenant: string, queue: string) {
   for (let attempt = 1; ; attempt++) {
     try {
-      const [row] = await db.query<{ existed: boolean }>('SELECT queen.delete_queue($1, $2) AS existed', [tenant, queue]);
+      const [row] = await db.query<{ existed: boolean }>('SELECT queen.delete_queue(p_tenant => $1, p_name => $2) AS existed', [
+        tenant,
+        queue,
+      ]);
       return { deleted: true as const, queue, existed: row!.existed };
     } catch (err) {
       if (attempt >= 3 || sqlState(err) !== SqlState.DEADLOCK_DETECTED) throw err;
@@ -105,7 +111,8 @@ export async function groupQueues(db: Queryable, tenant: string, by: 'namespace'
 }
 
 /** GET /resources/overview: counts, message figures, lag spread and ingest rate of the tenant. */
-export const resourcesOverview = (db: Queryable, tenant: string) => selectJson<unknown>(db, 'queen.resources_overview($1)', [tenant]);
+export const resourcesOverview = (db: Queryable, tenant: string) =>
+  selectJson<unknown>(db, 'queen.resources_overview(p_tenant => $1)', [tenant]);
 
 export const queueNotFound = (queue: string) =>
   notFound('queue_not_found', `Queue "${queue}" does not exist; create it with POST /api/v1/configure or by pushing to it.`);

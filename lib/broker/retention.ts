@@ -94,7 +94,8 @@ export async function runRetention(db: Database, options: RetentionOptions = {})
           sidecars: string;
           more: boolean;
         }>(
-          'SELECT queue_id, skipped, segments, messages, time_messages, completed_messages, eviction_messages, sidecars, more FROM queen.retain_partition($1, $2)',
+          `SELECT queue_id, skipped, segments, messages, time_messages, completed_messages, eviction_messages, sidecars, more
+             FROM queen.retain_partition(p_partition => $1, p_max_segments => $2)`,
           [c.partition_id, perStatement],
         );
         if (!row) break;

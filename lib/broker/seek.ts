@@ -27,7 +27,9 @@ export interface SeekResult {
 export async function seekConsumerGroup(db: Queryable, tenant: string, group: string, queue: string, target: SeekTarget): Promise<SeekResult> {
   const partition = target.kind === 'timestamp' ? null : (target.partition ?? null);
   const [row] = await db.query<{ j: Moved[] | null; target: string | null }>(
-    'SELECT queen.seek_consumer_group($1, $2, $3, $4, $5::timestamptz, $6, $7) AS j, queen.admin_iso($5::timestamptz) AS target',
+    `SELECT queen.seek_consumer_group(p_tenant => $1, p_queue => $2, p_group => $3, p_to_end => $4, p_ts => $5::timestamptz,
+                                      p_partition => $6, p_offset => $7) AS j,
+            queen.admin_iso(t => $5::timestamptz) AS target`,
     [
       tenant,
       queue,
@@ -59,6 +61,9 @@ export async function seekConsumerGroup(db: Queryable, tenant: string, group: st
 export async function seekPartitionToEnd(db: Queryable, tenant: string, group: string, queue: string, partition: string) {
   const result = await seekConsumerGroup(db, tenant, group, queue, { kind: 'end', partition });
   const moved = result.partitions[0]!;
-  const [row] = await db.query<{ t: string | null }>('SELECT queen.admin_iso(queen.segment_time_at($1, $2)) AS t', [moved.partitionId, moved.committed]);
+  const [row] = await db.query<{ t: string | null }>(
+    'SELECT queen.admin_iso(t => queen.segment_time_at(p_partition => $1, p_offset => $2)) AS t',
+    [moved.partitionId, moved.committed],
+  );
   return { ...result, partitionName: partition, updated: true as const, cursorMovedTo: row!.t };
 }

@@ -1,6 +1,7 @@
 // Status and analytics for Queen's dashboard (issue 11): each answer is one SQL function building
 // Queen's shape from the log (depth, lag, leases, dead letters) and the per-minute rollup
 // (history). Figures nothing measures are null; worker figures say there are no workers.
+import { namedArgs } from '../db/named-args.js';
 import type { Queryable } from '../db/types.js';
 import { queueNotFound } from './queues.js';
 
@@ -25,44 +26,59 @@ async function one<T = Json>(db: Queryable, sql: string, params: unknown[]): Pro
   return row!.j;
 }
 
+const STATUS_SQL = `SELECT queen.dashboard_status(${namedArgs(
+  'p_tenant', 'p_from::timestamptz', 'p_to::timestamptz', 'p_queue', 'p_namespace', 'p_task',
+)}) AS j`;
+const STATUS_QUEUES_SQL = `SELECT queen.dashboard_status_queues(${namedArgs(
+  'p_tenant', 'p_queue', 'p_namespace', 'p_task', 'p_limit', 'p_offset',
+)}) AS j`;
+const ANALYTICS_SQL = `SELECT queen.dashboard_status_analytics(${namedArgs(
+  'p_tenant', 'p_from::timestamptz', 'p_to::timestamptz', 'p_queue', 'p_namespace', 'p_task', 'p_interval',
+)}) AS j`;
+
 export const readStatus = (db: Queryable, tenant: string, w: StatsWindow, f: QueueFilter) =>
-  one(db, 'SELECT queen.dashboard_status($1, $2::timestamptz, $3::timestamptz, $4, $5, $6) AS j', [
+  one(db, STATUS_SQL, [
     tenant, w.from ?? null, w.to ?? null, f.queue ?? null, f.namespace ?? null, f.task ?? null,
   ]);
 
 export const listStatusQueues = (db: Queryable, tenant: string, f: QueueFilter, page: { limit: number; offset: number }) =>
-  one(db, 'SELECT queen.dashboard_status_queues($1, $2, $3, $4, $5, $6) AS j', [
+  one(db, STATUS_QUEUES_SQL, [
     tenant, f.queue ?? null, f.namespace ?? null, f.task ?? null, page.limit, page.offset,
   ]);
 
 export async function describeQueueStatus(db: Queryable, tenant: string, queue: string) {
-  const detail = await one<Json | null>(db, 'SELECT queen.dashboard_status_queue($1, $2) AS j', [tenant, queue]);
+  const detail = await one<Json | null>(db, 'SELECT queen.dashboard_status_queue(p_tenant => $1, p_queue => $2) AS j', [tenant, queue]);
   if (!detail) throw queueNotFound(queue);
   return detail;
 }
 
 export const readStatusAnalytics = (db: Queryable, tenant: string, w: StatsWindow, f: QueueFilter, interval: AnalyticsInterval) =>
-  one(db, 'SELECT queen.dashboard_status_analytics($1, $2::timestamptz, $3::timestamptz, $4, $5, $6, $7) AS j', [
+  one(db, ANALYTICS_SQL, [
     tenant, w.from ?? null, w.to ?? null, f.queue ?? null, f.namespace ?? null, f.task ?? null, interval,
   ]);
 
-const windowed = (fn: string) => (db: Queryable, tenant: string, w: StatsWindow, queue?: string) =>
-  one(db, `SELECT queen.${fn}($1, $2::timestamptz, $3::timestamptz, $4) AS j`, [tenant, w.from ?? null, w.to ?? null, queue ?? null]);
+const windowed = (sql: string) => (db: Queryable, tenant: string, w: StatsWindow, queue?: string) =>
+  one(db, sql, [tenant, w.from ?? null, w.to ?? null, queue ?? null]);
+const WINDOW_ARGS = 'p_tenant => $1, p_from => $2::timestamptz, p_to => $3::timestamptz, p_queue => $4';
 
-export const readQueueOps = windowed('analytics_queue_ops');
-export const readQueueLag = windowed('analytics_queue_lag');
-export const readRetentionSeries = windowed('analytics_retention');
+export const readQueueOps = windowed(`SELECT queen.analytics_queue_ops(${WINDOW_ARGS}) AS j`);
+export const readQueueLag = windowed(`SELECT queen.analytics_queue_lag(${WINDOW_ARGS}) AS j`);
+export const readRetentionSeries = windowed(`SELECT queen.analytics_retention(${WINDOW_ARGS}) AS j`);
 
 export const readWorkerMetrics = (db: Queryable, tenant: string, w: StatsWindow) =>
-  one(db, 'SELECT queen.analytics_worker_metrics($1, $2::timestamptz, $3::timestamptz) AS j', [tenant, w.from ?? null, w.to ?? null]);
+  one(db, 'SELECT queen.analytics_worker_metrics(p_tenant => $1, p_from => $2::timestamptz, p_to => $3::timestamptz) AS j', [
+    tenant,
+    w.from ?? null,
+    w.to ?? null,
+  ]);
 
 const NO_PROCESSES = 'no long-lived server processes: CPU, memory, connection-pool and long-poll series do not apply to a serverless deployment';
 
 const windowRange = (db: Queryable, w: StatsWindow) =>
   one<{ timeRange: { from: string; to: string }; bucketMinutes: number }>(
     db,
-    `SELECT jsonb_build_object('timeRange', queen.time_range(t_from, t_to), 'bucketMinutes', width) AS j
-       FROM queen.stats_window($1::timestamptz, $2::timestamptz, interval '1 hour')`,
+    `SELECT jsonb_build_object('timeRange', queen.time_range(p_from => t_from, p_to => t_to), 'bucketMinutes', width) AS j
+       FROM queen.stats_window(p_from => $1::timestamptz, p_to => $2::timestamptz, p_default => interval '1 hour')`,
     [w.from ?? null, w.to ?? null],
   );
 

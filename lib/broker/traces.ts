@@ -27,7 +27,9 @@ export interface Page {
 
 export async function recordTrace(db: Queryable, tenant: string, t: TraceRequest) {
   const [row] = await db.query<{ trace_id: string; msg_offset: string | null }>(
-    'SELECT trace_id, msg_offset FROM queen.record_trace($1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9::text[])',
+    `SELECT trace_id, msg_offset
+       FROM queen.record_trace(p_tenant => $1, p_id => $2, p_partition => $3, p_txn => $4, p_hash => $5, p_group => $6,
+                               p_event => $7, p_data => $8::jsonb, p_names => $9::text[])`,
     [tenant, uuidv7(), t.partitionId, t.transactionId, xxh3_128(t.transactionId), t.consumerGroup, t.eventType, t.data, t.traceNames],
   );
   if (!row) {
@@ -37,19 +39,27 @@ export async function recordTrace(db: Queryable, tenant: string, t: TraceRequest
 }
 
 export const tracesOfMessage = (db: Queryable, tenant: string, partitionId: string, transactionId: string) =>
-  selectJson<unknown>(db, 'queen.message_traces_of($1, $2, $3)', [tenant, partitionId, transactionId]);
+  selectJson<unknown>(db, 'queen.message_traces_of(p_tenant => $1, p_partition => $2, p_txn => $3)', [tenant, partitionId, transactionId]);
 
 export const tracesByName = (db: Queryable, tenant: string, name: string, page: Page) =>
-  selectJson<unknown>(db, 'queen.traces_by_name($1, $2, $3, $4)', [tenant, name, page.limit, page.offset]);
+  selectJson<unknown>(db, 'queen.traces_by_name(p_tenant => $1, p_name => $2, p_limit => $3, p_offset => $4)', [
+    tenant,
+    name,
+    page.limit,
+    page.offset,
+  ]);
 
 export const traceNames = (db: Queryable, tenant: string, page: Page) =>
-  selectJson<unknown>(db, 'queen.trace_names($1, $2, $3)', [tenant, page.limit, page.offset]);
+  selectJson<unknown>(db, 'queen.trace_names(p_tenant => $1, p_limit => $2, p_offset => $3)', [tenant, page.limit, page.offset]);
 
 /** Retention: deletes traces older than `maxAgeSeconds`, a batch per statement; returns how many. */
 export async function purgeTraces(db: Queryable, maxAgeSeconds = TRACE_RETENTION_SECONDS): Promise<number> {
   let total = 0;
   for (;;) {
-    const [row] = await db.query<{ n: string }>('SELECT queen.purge_traces($1, $2) AS n', [maxAgeSeconds, TRACE_PURGE_BATCH]);
+    const [row] = await db.query<{ n: string }>('SELECT queen.purge_traces(p_max_age_seconds => $1, p_limit => $2) AS n', [
+      maxAgeSeconds,
+      TRACE_PURGE_BATCH,
+    ]);
     const n = Number(row!.n);
     total += n;
     if (n < TRACE_PURGE_BATCH) return total;

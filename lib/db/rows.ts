@@ -136,6 +136,9 @@ export type MessageMarks = {
   bus: string[];
 };
 
+/** queen.message_marks' whole row: the marks, and the named groups in bus's order (list_messages counts them). */
+export type MessageMarksRow = MessageMarks & { bus_groups: string[] };
+
 /**
  * queen.list_messages: the segments a page of GET /messages needs, newest first, then one `mode`
  * row. TypeScript decodes each segment's frames (newest offset first), keeps those whose status
@@ -165,4 +168,17 @@ export type MessageSegmentRow = SegmentRow &
 export type MessageModeRow = {
   kind: 'mode';
   mode: { hasQueueMode: boolean; busGroupsCount: number };
+};
+
+/**
+ * The queen.* function each row type above is the answer of, by name (every overload answers the
+ * same). test/db/rows.test.ts holds each against the function's result columns, so a column added,
+ * renamed or retyped on either side fails there.
+ */
+export type FunctionRows = {
+  push_segments: PushRow;
+  pop: PopRow;
+  ack: AckRow;
+  message_marks: MessageMarksRow;
+  list_messages: MessageListRow;
 };

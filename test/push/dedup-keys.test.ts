@@ -8,11 +8,12 @@ import { item } from './helpers.js';
 
 const db = useDatabase();
 
-// The previous release sent the same statement without its last parameter, the keys.
+// The previous release's statement: the same parameters by position, without the last one, the keys.
+const PREVIOUS_PUSH_SQL = 'SELECT * FROM queen.push_segments($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)';
 const previousRelease = (d: Database): Database => ({
   ...d,
   query: (text, params) =>
-    text.includes('queen.push_segments(') ? d.query(text.replace(', $12)', ')'), params?.slice(0, 11)) : d.query(text, params),
+    text.includes('queen.push_segments(') ? d.query(PREVIOUS_PUSH_SQL, params?.slice(0, 11)) : d.query(text, params),
 });
 
 const push = async (items: unknown[], via: Database = db()) => {

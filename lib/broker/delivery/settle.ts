@@ -1,6 +1,7 @@
 // The endpoint's answer turned into an ack (docs/delivery.md#the-answer), settled in one statement,
 // queen.delivery_settle: the ack with the broker's own rules (retry budget, DLQ), the back-off,
 // the attempts log row and the subscription's counters and state.
+import { namedArgs } from '../../db/named-args.js';
 import type { Queryable } from '../../db/types.js';
 import type { AckStatus } from '../ack.js';
 import type { ClaimedMessage } from '../claims.js';
@@ -86,12 +87,12 @@ function lowestSignal(acks: readonly AckPlan[]): AckPlan | undefined {
   return low;
 }
 
-const SETTLE_SQL = `SELECT * FROM queen.delivery_settle(
-  p_tenant => $1, p_subscription => $2, p_group => $3, p_partition => $4, p_lease => $5, p_webhook_id => $6,
-  p_from => $7, p_to => $8, p_attempt => $9, p_outcome => $10, p_retry_ms => $11, p_status => $12, p_error => $13,
-  p_latency_ms => $14, p_response => $15, p_offsets => $16, p_statuses => $17, p_errors => $18,
-  f_offsets => $19, f_message_ids => $20, f_txns => $21, f_traces => $22, f_subs => $23, f_payloads => $24,
-  f_encrypted => $25, f_created => $26)`;
+const SETTLE_SQL = `SELECT * FROM queen.delivery_settle(${namedArgs(
+  'p_tenant', 'p_subscription', 'p_group', 'p_partition', 'p_lease', 'p_webhook_id',
+  'p_from', 'p_to', 'p_attempt', 'p_outcome', 'p_retry_ms', 'p_status', 'p_error',
+  'p_latency_ms', 'p_response', 'p_offsets', 'p_statuses', 'p_errors',
+  'f_offsets', 'f_message_ids', 'f_txns', 'f_traces', 'f_subs', 'f_payloads', 'f_encrypted', 'f_created',
+)})`;
 
 // PostgreSQL text cannot hold U+0000, which an endpoint's answer may.
 const text = (s: string | null) => (s === null ? null : s.replaceAll('\u0000', ''));

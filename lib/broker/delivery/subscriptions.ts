@@ -85,7 +85,10 @@ export async function createSubscription(db: Database, ctx: DeliveryContext, req
   const sealedSecret = await sealText(ctx.config, secret);
   const sealedHeaders = await sealText(ctx.config, JSON.stringify(o.headers));
   const row = await db.transaction(async (tx) => {
-    const [queue] = await tx.query<{ id: string }>(`SELECT id FROM queen.ensure_queue($1, $2)`, [ctx.tenant, req.queue]);
+    const [queue] = await tx.query<{ id: string }>(`SELECT id FROM queen.ensure_queue(p_tenant => $1, p_name => $2)`, [
+      ctx.tenant,
+      req.queue,
+    ]);
     const taken = await tx.query<{ name: string; consumer_group: string }>(
       `SELECT name, consumer_group FROM queen.subscriptions WHERE queue_id = $1 AND (name = $2 OR consumer_group = $3) FOR UPDATE`,
       [queue!.id, req.name, req.consumerGroup],

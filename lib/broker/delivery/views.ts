@@ -142,7 +142,7 @@ export async function groupPositions(db: Queryable, subscriptionId: string, queu
     `SELECT g.partition_id, p.name AS partition, g.lag,
             GREATEST(g.in_flight, CASE WHEN sp.lease_until > now() THEN sp.to_offset - sp.from_offset + 1 ELSE 0 END) AS in_flight,
             CASE WHEN sp.next_attempt_at > now() THEN sp.next_attempt_at END AS next_attempt_at
-       FROM queen.group_positions(ARRAY[$1::bigint]) g
+       FROM queen.group_positions(p_queues => ARRAY[$1::bigint]) g
        JOIN queen.log_partitions p ON p.id = g.partition_id
        LEFT JOIN queen.subscription_partitions sp ON sp.subscription_id = $3 AND sp.partition_id = g.partition_id
       WHERE g.consumer_group = $2

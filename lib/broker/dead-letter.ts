@@ -107,22 +107,26 @@ export async function listDlq(db: Queryable, ctx: ReadContext, f: DlqFilter): Pr
   const messages: string[] = [];
   for (const r of rows) {
     messages.push(
-      deadLetterMessage({
-        id: r.message_id,
-        transactionId: r.transaction_id,
-        traceId: r.trace_id,
-        producerSub: r.producer_sub,
-        createdAt: r.created_at,
-        offset: Number(r.msg_offset),
-        data: await payloadText(r.payload, r.encrypted, ctx.config, r.queue),
-        partitionId: r.partition_id,
-        partition: r.partition,
-        queue: r.queue,
-        consumerGroup: r.consumer_group,
-        errorMessage: r.error_message,
-        retryCount: r.retry_count,
-        failedAt: r.failed_at,
-      }),
+      deadLetterMessage(
+        {
+          id: r.message_id,
+          transactionId: r.transaction_id,
+          traceId: r.trace_id,
+          producerSub: r.producer_sub,
+          createdAt: r.created_at,
+          offset: Number(r.msg_offset),
+          data: await payloadText(r.payload, r.encrypted, ctx.config, r.queue),
+        },
+        {
+          partitionId: r.partition_id,
+          partition: r.partition,
+          queue: r.queue,
+          consumerGroup: r.consumer_group,
+          errorMessage: r.error_message,
+          retryCount: r.retry_count,
+          failedAt: r.failed_at,
+        },
+      ),
     );
   }
   return deadLetterAnswer({ messages: messageArray(messages), total, pagination: { limit: f.limit, offset: f.offset } });

@@ -49,8 +49,7 @@ export async function listMessages(db: Queryable, ctx: TenantContext, f: Message
         continue;
       }
       messages.push(
-        browsedMessage({
-          ...storedMessage(m, r.created_at),
+        browsedMessage(storedMessage(m, r.created_at), {
           partitionId: r.partition_id,
           queuePath: `${r.queue}/${r.partition}`,
           queue: r.queue,

@@ -108,9 +108,7 @@ export async function getMessage(db: Queryable, ctx: ReadContext, a: MessageAddr
   const bus = row.bus.length;
   const detail = async (m: StoredMessage, payload: Uint8Array, encrypted: boolean) => {
     const text = await payloadText(payload, encrypted, ctx.config, row.queue);
-    return messageDetail({
-      ...m,
-      data: text,
+    return messageDetail({ ...m, data: text }, {
       payload: text,
       isEncrypted: encrypted,
       partitionId,

@@ -7,6 +7,7 @@ import type { Config } from '../config.js';
 import type { PopRow } from '../db/rows.js';
 import type { Database, Queryable } from '../db/types.js';
 import { groupClaims, readSegment, type ClaimedMessage, type ClaimRange } from './claims.js';
+import type { ReadContext } from './context.js';
 import { messageArray, popAnswer, popMessage, type PopAdditions } from './message-view.js';
 
 export type SubscriptionMode = 'all' | 'new' | 'from';
@@ -29,10 +30,7 @@ export interface PopRequest {
   from: Date | null;
 }
 
-export interface PopContext {
-  tenant: string;
-  config: Config;
-}
+export type PopContext = ReadContext;
 
 export interface PopResult {
   /** The 200 response body, JSON text (payloads verbatim, so it is not built with JSON.stringify). */
@@ -121,7 +119,7 @@ async function renderMessages(claims: PoppedClaim[], req: PopRequest, leaseId: s
     for (const seg of claim.segments) {
       if (truncated) break;
       for (const m of await readSegment(claim, seg, config)) {
-        const part = popMessage({ ...m, ...lease });
+        const part = popMessage(m, lease);
         const bytes = part.length + (m.dataBytes - m.data.length) + 1;
         if (parts.length > 0 && size + bytes > cap) {
           truncated = true;

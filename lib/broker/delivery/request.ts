@@ -14,7 +14,7 @@ export const headerName = (name: string): string => (PRINTABLE_ASCII.test(name) 
 
 export function deliveryBody(batch: DeliveryBatch, messages: readonly ClaimedMessage[]): string {
   const { queue, partition, partitionId } = batch.range;
-  const parts = messages.map((m) => deliveryMessage({ ...m, messageId: m.id }));
+  const parts = messages.map((m) => deliveryMessage(m, { messageId: m.id }));
   const { subscriptionId: subscription, group: consumerGroup, attempt } = batch;
   return deliveryAnswer({ subscription, queue, partition, partitionId, consumerGroup, attempt, messages: messageArray(parts) });
 }

@@ -71,8 +71,10 @@ describe('the message views', () => {
     await db().query('DELETE FROM queen.log_segments WHERE partition_id = $1', [pid]);
     const fromDlqCopy = await text('GET', `/api/v1/messages/${pid}/t-1`);
 
-    const normalised = Object.fromEntries(Object.entries({ ...views, fromDlqCopy }).map(([k, v]) => [k, normalise(v)]));
+    const normalised = Object.fromEntries(Object.entries(views).map(([k, v]) => [k, normalise(v)]));
     expect(normalised).toEqual(GOLDEN);
+    // Once retention deleted the segment, the DLQ copy answers the same bytes.
+    expect(normalise(fromDlqCopy)).toBe(GOLDEN.detail);
     expect(Object.fromEntries(contentTypes)).toEqual({
       'POST /api/v1/push': 'application/json',
       'POST /api/v1/ack': 'application/json',
@@ -143,14 +145,6 @@ const GOLDEN = {
     "status":"dead_letter","queueStatus":"dead_letter","busStatus":{"consumedBy":1,"totalGroups":1},"leaseExpiresAt":null,
     "traceId":"<u3>","producerSub":"alice","queuePriority":0,"createdAt":"<t>","offset":0}],"mode":{"hasQueueMode":true,
     "busGroupsCount":1,"type":"hybrid"}}`,
-  fromDlqCopy: wire`{"data":{ "z": 1.50,  "a": ["\u00e9", null] },"payload":{ "z": 1.50,  "a": ["\u00e9", null] },"id":"<u1>",
-    "transactionId":"t-1","traceId":"<u2>","producerSub":"alice","createdAt":"<t>","isEncrypted":false,"partitionId":"1",
-    "queuePath":"mv.q/p","partition":"p","queue":"mv.q","namespace":"mv","task":"q","offset":0,"status":"dead_letter",
-    "errorMessage":"bad \"x\"","retryCount":0,"leaseExpiresAt":null,"queueConfig":{"ttl":0,"priority":0,"leaseTime":600,
-    "retryDelay":0,"retryLimit":3},"mode":{"hasQueueMode":true,"busGroupsCount":1,"consumedByGroups":1,"type":"hybrid"},
-    "consumerGroups":[{"name":"__QUEUE_MODE__","consumed":false,"leaseExpiresAt":"<t>","consumerGroup":"__QUEUE_MODE__",
-    "status":"leased","committed":-1},{"name":"g","consumed":false,"leaseExpiresAt":null,"consumerGroup":"g",
-    "status":"dead_letter","committed":0}]}`,
 };
 
 const GOLDEN_DELIVERY = wire`{"subscription":"<u1>","queue":"mv.hook","partition":"p","partitionId":"3","consumerGroup":"hook","attempt":1,

@@ -6,7 +6,7 @@ import { listMessages } from '../lib/broker/message-list.js';
 import { getMessage } from '../lib/broker/messages.js';
 import { redriveDlq } from '../lib/broker/redrive.js';
 import { recordTrace, traceNames, tracesByName, tracesOfMessage } from '../lib/broker/traces.js';
-import { afterPush, defineFunction, requireRole, type BrokerEnv } from '../lib/http/context.js';
+import { afterPush, brokerContext, defineFunction, requireRole, type BrokerEnv } from '../lib/http/context.js';
 import {
   readDlqAddress,
   readDlqQuery,
@@ -24,31 +24,28 @@ const json = (c: Context<BrokerEnv>, text: string) => c.body(text, 200, { 'conte
 
 export default defineFunction('dlq', (app) => {
   app.get('/api/v1/dlq', requireRole('read-only'), async (c) =>
-    json(c, await listDlq(c.get('db'), c.get('principal').tenant, readDlqQuery(c), c.get('config'))),
+    json(c, await listDlq(c.get('db'), brokerContext(c), readDlqQuery(c))),
   );
 
   app.post('/api/v1/dlq/redrive', requireRole('admin'), async (c) => {
     const filter = await readRedrive(c);
-    const { tenant, sub } = c.get('principal');
-    const result = await redriveDlq(c.get('db'), { tenant, sub, config: c.get('config') }, filter);
+    const result = await redriveDlq(c.get('db'), brokerContext(c), filter);
     // Re-pushed messages are pushes: a subscription of the queue delivers them at once.
     if (result.redriven > 0) await afterPush(c, [{ status: 'queued', queueName: filter.queue }]);
     return c.json(result);
   });
 
   app.get('/api/v1/messages', requireRole('read-only'), async (c) =>
-    c.json(await listMessages(c.get('db'), c.get('principal').tenant, readMessageFilter(c))),
+    c.body(await listMessages(c.get('db'), brokerContext(c), readMessageFilter(c)), 200, { 'content-type': 'application/json' }),
   );
 
   app.get('/api/v1/messages/:partitionId/:transactionId', requireRole('read-only'), async (c) => {
-    const a = readMessageAddress(c);
-    return json(c, await getMessage(c.get('db'), c.get('principal').tenant, a.partitionId, a.transactionId, c.get('config')));
+    return json(c, await getMessage(c.get('db'), brokerContext(c), readMessageAddress(c)));
   });
 
   app.post('/api/v1/messages/:partitionId/:transactionId/retry', requireRole('admin'), async (c) => {
     const a = await readRetryAddress(c);
-    const { tenant, sub } = c.get('principal');
-    const { answer, queue } = await retryDlq(c.get('db'), { tenant, sub, config: c.get('config') }, a);
+    const { answer, queue } = await retryDlq(c.get('db'), brokerContext(c), a);
     await afterPush(c, [{ status: 'queued', queueName: queue }]);
     return c.json(answer);
   });
@@ -56,8 +53,7 @@ export default defineFunction('dlq', (app) => {
   app.post('/api/v1/messages/:partitionId/:transactionId/dlq', requireRole('admin'), () => moveToDlq());
 
   app.delete('/api/v1/messages/:partitionId/:transactionId', requireRole('admin'), async (c) => {
-    const a = readDlqAddress(c);
-    return c.json(await deleteDlq(c.get('db'), c.get('principal').tenant, a));
+    return c.json(await deleteDlq(c.get('db'), brokerContext(c), readDlqAddress(c)));
   });
 
   app.post('/api/v1/traces', requireRole('read-write'), async (c) =>

@@ -2,13 +2,13 @@
 // docs/semantics.md#pop-and-leases, docs/semantics.md#wildcard-and-discovery-pops.
 import type { Context } from 'hono';
 import { popMessages } from '../lib/broker/pop.js';
-import { defineFunction, requireRole, type BrokerEnv } from '../lib/http/context.js';
+import { brokerContext, defineFunction, requireRole, type BrokerEnv } from '../lib/http/context.js';
 import { readPopRequest } from '../lib/http/requests/pop.js';
 import { emptyAnswer, jsonAnswer } from '../lib/http/respond.js';
 
 async function pop(c: Context<BrokerEnv>) {
   const req = readPopRequest(c);
-  const result = await popMessages(c.get('db'), { tenant: c.get('principal').tenant, config: c.get('config') }, req);
+  const result = await popMessages(c.get('db'), brokerContext(c), req);
   if (!result) return emptyAnswer(204);
   return jsonAnswer(result.body, 200, 'application/json; charset=UTF-8');
 }

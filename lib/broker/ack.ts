@@ -10,6 +10,7 @@ import { ensureZstd } from '../codec/zstd.js';
 import type { AckNeedRow, AckResultRow, AckRow } from '../db/rows.js';
 import { namedArgs } from '../db/named-args.js';
 import type { Queryable } from '../db/types.js';
+import type { TenantContext } from './context.js';
 import { addFrame, frameParams, type DeadFrame } from './dead-letter.js';
 import { decodeSegmentRow } from './segments.js';
 // The answer's shape is the wire's, declared once in the client's wire module.
@@ -32,8 +33,7 @@ export interface AckItem {
   offset: number | null;
 }
 
-export interface AckContext {
-  tenant: string;
+export interface AckContext extends TenantContext {
   /** A transaction's `requiredLeases`: each authorises its acks without a leaseId where it is live (docs/semantics.md#transactions). */
   requiredLeases?: readonly string[];
 }

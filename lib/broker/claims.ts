@@ -1,22 +1,15 @@
 // What a claim holds once its segments are decoded: one partition's leased range and its messages,
 // payloads decrypted. Pop (the HTTP answer) and the delivery dispatcher both render from these,
 // so neither re-parses the other's JSON.
-import { bytesToUuid } from '../codec/frame.js';
 import type { DecodedMessage } from '../codec/segment.js';
 import type { Config } from '../config.js';
 import type { PopRow, SegmentRow } from '../db/rows.js';
 import { decryptPayload, requireEncryptionKey } from './encryption.js';
+import { storedMessage, type StoredMessage } from './message-view.js';
 import { decodeSegmentRow } from './segments.js';
 
-export interface ClaimedMessage {
-  offset: number;
-  /** The message id as a uuid string. */
-  id: string;
-  transactionId: string;
-  traceId: string | null;
-  producerSub: string | null;
-  createdAt: Date;
-  /** The payload as pushed (decrypted): JSON text, spliced verbatim into a response. */
+export interface ClaimedMessage extends StoredMessage {
+  /** The payload as pushed (decrypted): JSON text, spliced verbatim into a response (message-view.ts). */
   data: string;
   /** data's length in UTF-8 bytes. */
   dataBytes: number;
@@ -77,12 +70,7 @@ export async function readSegment(claim: ClaimRange, segment: ClaimRange['segmen
       payload = await decryptPayload(key, payload);
     }
     out.push({
-      offset: m.offset,
-      id: bytesToUuid(m.messageId),
-      transactionId: m.transactionId,
-      traceId: m.traceId ? bytesToUuid(m.traceId) : null,
-      producerSub: m.producerSub,
-      createdAt: segment.created_at,
+      ...storedMessage(m, segment.created_at),
       data: decoder.decode(payload),
       dataBytes: payload.length,
       frame: m,

@@ -11,11 +11,11 @@
 import { v7 as uuidv7 } from 'uuid';
 import { bytesToUuid } from '../codec/frame.js';
 import type { DecodedMessage } from '../codec/segment.js';
-import type { Config } from '../config.js';
 import type { AckNeedRow } from '../db/rows.js';
 import type { Database, Queryable } from '../db/types.js';
 import { notFound, notSupported } from '../errors.js';
-import { decryptPayload, requireEncryptionKey } from './encryption.js';
+import type { ReadContext, TenantContext } from './context.js';
+import { deadLetterAnswer, deadLetterMessage, messageArray, payloadText } from './message-view.js';
 import { pushItems, type PushContext } from './push.js';
 import { decodeSegmentRow } from './segments.js';
 
@@ -46,26 +46,6 @@ export function frameParams(frames: readonly DeadFrame[]): unknown[] {
     frames.map((f) => f.message.encrypted),
     frames.map((f) => f.createdAt),
   ];
-}
-
-const decoder = new TextDecoder();
-
-// DLQ and message payloads leave as the raw JSON text the producer sent
-// (docs/semantics.md#names-and-limits), decrypted when stored encrypted, and are spliced into the
-// response text rather than re-serialised.
-export async function payloadText(payload: Uint8Array, encrypted: boolean, config: Pick<Config, 'encryptionKey'>, queue: string): Promise<string> {
-  const plain = encrypted ? await decryptPayload(await requireEncryptionKey(config, queue), payload) : payload;
-  return decoder.decode(plain);
-}
-
-/** JSON text of `fields` with `data` set to `raw` verbatim. */
-export const withRawData = (fields: Record<string, unknown>, raw: string): string => withRawMembers(fields, { data: raw });
-
-/** JSON text of `fields` preceded by each of `raws`, a member whose value is spliced in verbatim. */
-export function withRawMembers(fields: Record<string, unknown>, raws: Record<string, string>): string {
-  const head = Object.entries(raws).map(([key, raw]) => `${JSON.stringify(key)}:${raw}`);
-  const rest = JSON.stringify(fields);
-  return `{${head.join(',')}${rest === '{}' ? '}' : `,${rest.slice(1)}`}`;
 }
 
 export interface DlqFilter {
@@ -111,8 +91,8 @@ const FILTERED = `FROM queen.log_dlq d
    AND ($6::timestamptz IS NULL OR d.failed_at <= $6)`;
 
 /** Newest failure first; `total` counts every row the filters match. Returns the response JSON text. */
-export async function listDlq(db: Queryable, tenant: string, f: DlqFilter, config: PushContext['config']): Promise<string> {
-  const params = [tenant, f.queue ?? null, f.consumerGroup ?? null, f.partition ?? null, f.from ?? null, f.to ?? null];
+export async function listDlq(db: Queryable, ctx: ReadContext, f: DlqFilter): Promise<string> {
+  const params = [ctx.tenant, f.queue ?? null, f.consumerGroup ?? null, f.partition ?? null, f.from ?? null, f.to ?? null];
   const rows = await db.query<DlqRow>(
     `SELECT ${DLQ_COLUMNS}, p.name AS partition, q.name AS queue, count(*) OVER () AS total ${FILTERED}
       ORDER BY d.failed_at DESC, d.partition_id, d.msg_offset DESC, d.consumer_group
@@ -127,27 +107,29 @@ export async function listDlq(db: Queryable, tenant: string, f: DlqFilter, confi
   const messages: string[] = [];
   for (const r of rows) {
     messages.push(
-      withRawData(
+      deadLetterMessage(
         {
           id: r.message_id,
           transactionId: r.transaction_id,
-          partitionId: r.partition_id,
-          queue: r.queue,
-          partition: r.partition,
-          consumerGroup: r.consumer_group,
-          offset: Number(r.msg_offset),
-          errorMessage: r.error_message,
-          retryCount: r.retry_count,
           traceId: r.trace_id,
           producerSub: r.producer_sub,
-          createdAt: r.created_at.toISOString(),
-          failedAt: r.failed_at.toISOString(),
+          createdAt: r.created_at,
+          offset: Number(r.msg_offset),
+          data: await payloadText(r.payload, r.encrypted, ctx.config, r.queue),
         },
-        await payloadText(r.payload, r.encrypted, config, r.queue),
+        {
+          partitionId: r.partition_id,
+          partition: r.partition,
+          queue: r.queue,
+          consumerGroup: r.consumer_group,
+          errorMessage: r.error_message,
+          retryCount: r.retry_count,
+          failedAt: r.failed_at,
+        },
       ),
     );
   }
-  return `{"messages":[${messages.join(',')}],"total":${total},"pagination":${JSON.stringify({ limit: f.limit, offset: f.offset })}}`;
+  return deadLetterAnswer({ messages: messageArray(messages), total, pagination: { limit: f.limit, offset: f.offset } });
 }
 
 export interface DlqAddress {
@@ -202,8 +184,8 @@ export async function repushDeadLetters(tx: Queryable, ctx: PushContext, rows: r
   return pushItems(tx, ctx, items);
 }
 
-export async function deleteDlq(db: Queryable, tenant: string, a: DlqAddress) {
-  const rows = await db.query<DlqRow>(DELETE_SQL, deleteParams(tenant, a));
+export async function deleteDlq(db: Queryable, ctx: TenantContext, a: DlqAddress) {
+  const rows = await db.query<DlqRow>(DELETE_SQL, deleteParams(ctx.tenant, a));
   if (rows.length === 0) throw notInDlq(a);
   return {
     success: true as const,

@@ -1,6 +1,7 @@
 // Lease extend (docs/semantics.md#lease-extend): pushes out the expiry of every live lease with
 // this id.
 import type { Queryable } from '../db/types.js';
+import type { TenantContext } from './context.js';
 
 export interface ExtendResult {
   index: 0;
@@ -10,7 +11,13 @@ export interface ExtendResult {
   expiresAt: string | null;
 }
 
-export async function extendLease(db: Queryable, tenant: string, leaseId: string, seconds: number): Promise<ExtendResult[]> {
+export interface LeaseExtend {
+  leaseId: string;
+  seconds: number;
+}
+
+export async function extendLease(db: Queryable, { tenant }: TenantContext, req: LeaseExtend): Promise<ExtendResult[]> {
+  const { leaseId, seconds } = req;
   const [row] = await db.query<{ live: number; expired: number; expires_at: Date | null }>(
     'SELECT * FROM queen.extend_lease(p_tenant => $1, p_lease => $2, p_seconds => $3)',
     [tenant, leaseId, seconds],

@@ -2,10 +2,11 @@
 // total. The log holds ids and transactionIds inside compressed frames, so a page decodes segments,
 // but only those queen.list_messages picked for it: at most offset + limit matching messages'
 // worth.
-import { bytesToUuid } from '../codec/frame.js';
 import type { MessageListRow } from '../db/rows.js';
 import type { Queryable } from '../db/types.js';
+import type { TenantContext } from './context.js';
 import { messageStatus, modeType, type MessageStatus } from './message-status.js';
+import { browsedMessage, browserAnswer, messageArray, storedMessage } from './message-view.js';
 import { decodeSegmentRow } from './segments.js';
 
 export interface MessageFilter {
@@ -22,13 +23,15 @@ export interface MessageFilter {
   offset: number;
 }
 
-export async function listMessages(db: Queryable, tenant: string, f: MessageFilter) {
+/** Returns the response JSON text. */
+export async function listMessages(db: Queryable, ctx: TenantContext, f: MessageFilter): Promise<string> {
+  const { tenant } = ctx;
   const rows = await db.query<MessageListRow>(
     `SELECT * FROM queen.list_messages(p_tenant => $1, p_queue => $2, p_partition => $3, p_namespace => $4, p_task => $5,
                                        p_status => $6, p_from => $7::timestamptz, p_to => $8::timestamptz, p_need => $9)`,
     [tenant, f.queue ?? null, f.partition ?? null, f.namespace ?? null, f.task ?? null, f.status ?? null, f.from ?? null, f.to ?? null, f.offset + f.limit],
   );
-  const messages: Record<string, unknown>[] = [];
+  const messages: string[] = [];
   let skip = f.offset;
   let mode = { hasQueueMode: false, busGroupsCount: 0 };
   for (const r of rows) {
@@ -46,23 +49,19 @@ export async function listMessages(db: Queryable, tenant: string, f: MessageFilt
         skip--;
         continue;
       }
-      messages.push({
-        id: bytesToUuid(m.messageId),
-        transactionId: m.transactionId,
-        partitionId: r.partition_id,
-        queuePath: `${r.queue}/${r.partition}`,
-        queue: r.queue,
-        partition: r.partition,
-        namespace: r.namespace,
-        task: r.task,
-        ...view,
-        traceId: m.traceId ? bytesToUuid(m.traceId) : null,
-        producerSub: m.producerSub,
-        queuePriority: r.priority,
-        createdAt: r.created_at.toISOString(),
-        offset: m.offset,
-      });
+      messages.push(
+        browsedMessage(storedMessage(m, r.created_at), {
+          partitionId: r.partition_id,
+          queuePath: `${r.queue}/${r.partition}`,
+          queue: r.queue,
+          partition: r.partition,
+          namespace: r.namespace,
+          task: r.task,
+          ...view,
+          queuePriority: r.priority,
+        }),
+      );
     }
   }
-  return { messages, mode: { ...mode, type: modeType(mode.hasQueueMode, mode.busGroupsCount) } };
+  return browserAnswer({ messages: messageArray(messages), mode: { ...mode, type: modeType(mode.hasQueueMode, mode.busGroupsCount) } });
 }

@@ -3,15 +3,18 @@
 // would start) and Queen's keys (payload, status, queueConfig, mode,
 // consumerGroups[].name/consumed). The transactionId resolves through the sidecar, else through the
 // DLQ copy; a dead-lettered message whose segment retention deleted is answered from that copy.
-import { bytesToUuid } from '../codec/frame.js';
 import { xxh3_128 } from '../codec/xxh3.js';
-import type { Config } from '../config.js';
 import type { MessageMarks, SegmentRow } from '../db/rows.js';
 import type { Queryable } from '../db/types.js';
 import { notFound } from '../errors.js';
-import { payloadText, withRawMembers } from './dead-letter.js';
+import type { ReadContext } from './context.js';
+import type { DlqAddress } from './dead-letter.js';
 import { messageStatus, modeType } from './message-status.js';
+import { messageDetail, payloadText, storedMessage, type StoredMessage } from './message-view.js';
 import { decodeSegmentRow } from './segments.js';
+
+/** A message as the detail route names it: its partition and transactionId. */
+export type MessageAddress = Pick<DlqAddress, 'partitionId' | 'transactionId'>;
 
 export type GroupStatus = 'pending' | 'leased' | 'completed' | 'dead_letter';
 
@@ -95,53 +98,51 @@ function groupStatuses(row: MessageRow, offset: number) {
 }
 
 /** Returns the response JSON text (data and payload embedded verbatim). */
-export async function getMessage(db: Queryable, tenant: string, partitionId: string, transactionId: string, config: Pick<Config, 'encryptionKey'>): Promise<string> {
-  const [row] = await db.query<MessageRow>(FIND_SQL, [tenant, partitionId, xxh3_128(transactionId), transactionId]);
+export async function getMessage(db: Queryable, ctx: ReadContext, a: MessageAddress): Promise<string> {
+  const { partitionId, transactionId } = a;
+  const [row] = await db.query<MessageRow>(FIND_SQL, [ctx.tenant, partitionId, xxh3_128(transactionId), transactionId]);
   const missing = notFound('message_not_found', `No message with transactionId "${transactionId}" in partition ${partitionId}, or retention has deleted it.`);
   if (!row || row.msg_offset === null) throw missing;
   const offset = Number(row.msg_offset);
   const view = messageStatus(row, offset, row.dlq_groups.length > 0);
   const bus = row.bus.length;
-  const common = {
-    partitionId,
-    queuePath: `${row.queue}/${row.partition}`,
-    partition: row.partition,
-    queue: row.queue,
-    namespace: row.namespace,
-    task: row.task,
-    offset,
-    status: view.status,
-    errorMessage: row.dlq_error,
-    retryCount: row.dlq_retry_count,
-    leaseExpiresAt: view.leaseExpiresAt,
-    queueConfig: row.queue_config,
-    mode: { hasQueueMode: row.queue_mode, busGroupsCount: bus, consumedByGroups: view.busStatus.consumedBy, type: modeType(row.queue_mode, bus) },
-    consumerGroups: groupStatuses(row, offset),
-  };
-  const answer = async (fields: Record<string, unknown>, payload: Uint8Array, encrypted: boolean) => {
-    const text = await payloadText(payload, encrypted, config, row.queue);
-    return withRawMembers({ ...fields, isEncrypted: encrypted, ...common }, { data: text, payload: text });
+  const detail = async (m: StoredMessage, payload: Uint8Array, encrypted: boolean) => {
+    const text = await payloadText(payload, encrypted, ctx.config, row.queue);
+    return messageDetail({ ...m, data: text }, {
+      payload: text,
+      isEncrypted: encrypted,
+      partitionId,
+      queuePath: `${row.queue}/${row.partition}`,
+      partition: row.partition,
+      queue: row.queue,
+      namespace: row.namespace,
+      task: row.task,
+      status: view.status,
+      errorMessage: row.dlq_error,
+      retryCount: row.dlq_retry_count,
+      leaseExpiresAt: view.leaseExpiresAt,
+      queueConfig: row.queue_config,
+      mode: {
+        hasQueueMode: row.queue_mode,
+        busGroupsCount: bus,
+        consumedByGroups: view.busStatus.consumedBy,
+        type: modeType(row.queue_mode, bus),
+      },
+      consumerGroups: groupStatuses(row, offset),
+    });
   };
   if (row.blob !== null) {
     const [m] = decodeSegmentRow(row, offset, offset, partitionId);
-    if (m && m.transactionId === transactionId) {
-      const fields = {
-        id: bytesToUuid(m.messageId),
-        transactionId,
-        traceId: m.traceId ? bytesToUuid(m.traceId) : null,
-        producerSub: m.producerSub,
-        createdAt: row.seg_created_at!.toISOString(),
-      };
-      return answer(fields, m.payload, m.encrypted);
-    }
+    if (m && m.transactionId === transactionId) return detail(storedMessage(m, row.seg_created_at!), m.payload, m.encrypted);
   }
   if (row.dlq_payload === null) throw missing;
-  const fields = {
-    id: row.dlq_message_id,
+  const copy: StoredMessage = {
+    id: row.dlq_message_id!,
     transactionId,
     traceId: row.dlq_trace_id,
     producerSub: row.dlq_producer_sub,
-    createdAt: row.dlq_created_at!.toISOString(),
+    createdAt: row.dlq_created_at!,
+    offset,
   };
-  return answer(fields, row.dlq_payload, row.dlq_encrypted === true);
+  return detail(copy, row.dlq_payload, row.dlq_encrypted === true);
 }

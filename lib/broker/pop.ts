@@ -8,6 +8,8 @@ import type { PopRow } from '../db/rows.js';
 import { namedArgs } from '../db/named-args.js';
 import type { Database, Queryable } from '../db/types.js';
 import { groupClaims, readSegment, type ClaimedMessage, type ClaimRange } from './claims.js';
+import type { ReadContext } from './context.js';
+import { messageArray, popAnswer, popMessage, type PopAdditions } from './message-view.js';
 
 export type SubscriptionMode = 'all' | 'new' | 'from';
 
@@ -29,10 +31,7 @@ export interface PopRequest {
   from: Date | null;
 }
 
-export interface PopContext {
-  tenant: string;
-  config: Config;
-}
+export type PopContext = ReadContext;
 
 export interface PopResult {
   /** The 200 response body, JSON text (payloads verbatim, so it is not built with JSON.stringify). */
@@ -58,7 +57,6 @@ const SHRINK_SQL = `SELECT queen.pop_shrink(${namedArgs(
 )})`;
 // Room for the envelope around the messages array.
 const ENVELOPE_BYTES = 1024;
-const json = JSON.stringify;
 
 /** One pop attempt: null when there is nothing to deliver (204). */
 export async function popOnce(db: Queryable, ctx: PopContext, req: PopRequest): Promise<PopResult | null> {
@@ -89,11 +87,10 @@ export async function popOnce(db: Queryable, ctx: PopContext, req: PopRequest): 
   }
   const { parts, truncated } = rendered;
   if (truncated) await shrinkLeases(db, ctx, req, leaseId, claims);
-  const first = claims[0]!;
-  const body =
-    `{"success":true,"queue":${json(first.queue)},"partition":${json(first.partition)},` +
-    `"partitionId":${json(first.partitionId)},"leaseId":${json(leaseId)},"consumerGroup":${json(req.group)},` +
-    `"partitionsClaimed":${claims.filter((c) => c.delivered !== null).length},"messages":[${parts.join(',')}]}`;
+  const { queue, partition, partitionId } = claims[0]!;
+  const partitionsClaimed = claims.filter((c) => c.delivered !== null).length;
+  const consumerGroup = req.group;
+  const body = popAnswer({ success: true, queue, partition, partitionId, leaseId, consumerGroup, partitionsClaimed, messages: messageArray(parts) });
   return { body, messageCount: parts.length, leaseId, claims };
 }
 
@@ -123,18 +120,12 @@ async function renderMessages(claims: PoppedClaim[], req: PopRequest, leaseId: s
   let size = 0;
   let truncated = false;
   for (const claim of claims) {
-    const tail =
-      `,"partitionId":${json(claim.partitionId)},"partition":${json(claim.partition)},"queue":${json(claim.queue)},` +
-      `"leaseId":${json(leaseId)},"consumerGroup":${json(req.group)},`;
+    const { partitionId, partition, queue, attempt } = claim;
+    const lease: PopAdditions = { partitionId, partition, queue, leaseId, consumerGroup: req.group, attempt };
     for (const seg of claim.segments) {
       if (truncated) break;
       for (const m of await readSegment(claim, seg, config)) {
-        const part =
-          `{"id":"${m.id}","transactionId":${json(m.transactionId)},` +
-          `"traceId":${m.traceId ? `"${m.traceId}"` : 'null'},"data":${m.data},` +
-          `"producerSub":${json(m.producerSub)},"createdAt":"${m.createdAt.toISOString()}"` +
-          tail +
-          `"offset":${m.offset},"attempt":${claim.attempt}}`;
+        const part = popMessage(m, lease);
         const bytes = part.length + (m.dataBytes - m.data.length) + 1;
         if (parts.length > 0 && size + bytes > cap) {
           truncated = true;

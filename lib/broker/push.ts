@@ -7,10 +7,10 @@ import { v7 as uuidv7 } from 'uuid';
 import { bytesToUuid, uuidToBytes, type Frame } from '../codec/frame.js';
 import { encodeSegment } from '../codec/segment.js';
 import { hashTransactionIds } from '../codec/xxh3.js';
-import type { Config } from '../config.js';
 import type { PushRow, PushSegmentRow, PushWrittenRow } from '../db/rows.js';
 import { namedArgs } from '../db/named-args.js';
 import type { Queryable } from '../db/types.js';
+import type { BrokerContext } from './context.js';
 import { encryptPayload, requireEncryptionKey } from './encryption.js';
 import { readOriginalMessageIds, type DuplicateRef } from './push-duplicates.js';
 // The answer's shape is the wire's, declared once in the client's wire module.
@@ -29,12 +29,7 @@ export interface PushItem {
   traceId: string | null;
 }
 
-export interface PushContext {
-  tenant: string;
-  /** The principal's sub, stored as each frame's producer sub. */
-  sub: string | null;
-  config: Config;
-}
+export type PushContext = BrokerContext;
 
 interface Group {
   queue: string;

@@ -3,8 +3,8 @@
 // included) rolls back all. Queen's clients put no leaseId in their ack operations and list the
 // leases in requiredLeases.
 import { v7 as uuidv7 } from 'uuid';
-import type { Config } from '../config.js';
 import type { Database } from '../db/types.js';
+import type { BrokerContext } from './context.js';
 import { ackMessages, type AckItem, type AckResult } from './ack.js';
 import { pushItems, type PushItem, type PushResult } from './push.js';
 
@@ -16,11 +16,7 @@ export interface TransactionRequest {
   requiredLeases: string[];
 }
 
-export interface TransactionContext {
-  tenant: string;
-  sub: string | null;
-  config: Config;
-}
+export type TransactionContext = BrokerContext;
 
 /**
  * Queen's flat shape: one entry per ack and per pushed item, numbered across the transaction, each

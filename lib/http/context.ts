@@ -1,5 +1,6 @@
 // What every route sees: the database, the configuration and who is calling.
 import type { Context, Hono, MiddlewareHandler } from 'hono';
+import type { BrokerContext } from '../broker/context.js';
 import type { Config } from '../config.js';
 import type { Database } from '../db/types.js';
 import { QueenError } from '../errors.js';
@@ -22,6 +23,12 @@ export type AfterPush = (db: Database, tenant: string, queues: readonly string[]
 
 export interface BrokerEnv {
   Variables: { db: Database; config: Config; principal: Principal; afterPush: AfterPush };
+}
+
+/** What every broker verb is called with after the database: who calls, and the configuration. */
+export function brokerContext(c: Context<BrokerEnv>): BrokerContext {
+  const { tenant, sub } = c.get('principal');
+  return { tenant, sub, config: c.get('config') };
 }
 
 /** Tells the runtime which queues a committed push wrote to (duplicates wrote nothing). */

@@ -19,7 +19,7 @@ const keyConfig = { ...readConfig({}, { auth: 'none' }), encryptionKey: KEY };
 
 /** Signs `body` as a delivery would with the subscription's current secrets. */
 async function signedHeaders(id: string, body: string) {
-  const row = (await findSubscription(db(), 'default', id))!;
+  const row = (await findSubscription(db(), { tenant: 'default' }, id))!;
   const secrets = await signingSecrets(keyConfig, row);
   const ts = Math.floor(Date.now() / 1000);
   return { secrets, headers: { 'webhook-id': 'msg_test', 'webhook-timestamp': String(ts), 'webhook-signature': await signatureHeader(secrets, 'msg_test', ts, body) } };
@@ -34,7 +34,7 @@ describe('secrets at rest', () => {
     expect(dump).not.toContain(res.body.secret.slice(6));
     expect(dump).not.toContain('endpoint-token');
     expect(row!.secret.startsWith('aes-gcm:')).toBe(true);
-    const full = (await findSubscription(db(), 'default', res.body.id))!;
+    const full = (await findSubscription(db(), { tenant: 'default' }, res.body.id))!;
     expect(await signingSecrets(keyConfig, full)).toEqual([res.body.secret]);
     expect(await endpointHeaders(keyConfig, full.headers)).toEqual({ authorization: 'Bearer endpoint-token' });
   });

@@ -2,29 +2,21 @@
 // verbatim, signed over exactly the bytes sent (Standard Webhooks), and the queen-* headers.
 import type { Config } from '../../config.js';
 import type { ClaimedMessage } from '../claims.js';
+import { deliveryAnswer, deliveryMessage, messageArray } from '../message-view.js';
 import type { DeliveryBatch } from './claim.js';
 import { signatureHeader } from './signature.js';
 import { endpointHeaders, signingSecrets } from './subscriptions.js';
 
-const json = JSON.stringify;
 const PRINTABLE_ASCII = /^[\x20-\x7e]*$/;
 
 /** A name as a header value: as it is when printable ASCII, else percent-encoded UTF-8 (as in a URL). */
 export const headerName = (name: string): string => (PRINTABLE_ASCII.test(name) ? name : encodeURIComponent(name));
 
 export function deliveryBody(batch: DeliveryBatch, messages: readonly ClaimedMessage[]): string {
-  const { range } = batch;
-  const parts = messages.map(
-    (m) =>
-      `{"offset":${m.offset},"transactionId":${json(m.transactionId)},"messageId":"${m.id}",` +
-      `"createdAt":"${m.createdAt.toISOString()}","traceId":${m.traceId ? `"${m.traceId}"` : 'null'},` +
-      `"producerSub":${json(m.producerSub)},"data":${m.data}}`,
-  );
-  return (
-    `{"subscription":${json(batch.subscriptionId)},"queue":${json(range.queue)},"partition":${json(range.partition)},` +
-    `"partitionId":${json(range.partitionId)},"consumerGroup":${json(batch.group)},"attempt":${batch.attempt},` +
-    `"messages":[${parts.join(',')}]}`
-  );
+  const { queue, partition, partitionId } = batch.range;
+  const parts = messages.map((m) => deliveryMessage(m, { messageId: m.id }));
+  const { subscriptionId: subscription, group: consumerGroup, attempt } = batch;
+  return deliveryAnswer({ subscription, queue, partition, partitionId, consumerGroup, attempt, messages: messageArray(parts) });
 }
 
 /** Headers and body of one attempt; `nowSec` is this attempt's webhook-timestamp. */

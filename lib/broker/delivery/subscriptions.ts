@@ -3,13 +3,14 @@
 // consumer-group routes treat it like any group. Secrets and header values are stored sealed.
 import { v7 as uuidv7 } from 'uuid';
 import type { Config } from '../../config.js';
+import type { ReadContext, TenantContext } from '../context.js';
 import type { Database, Queryable } from '../../db/types.js';
-import { notFound, QueenError } from '../../errors.js';
+import { QueenError } from '../../errors.js';
 import { checkEndpointUrl } from './endpoint.js';
 import type { SecretRotated, Subscription, SubscriptionCreated } from '../../../client/src/wire.js';
 import { mintWebhookSecret, openText, sealText } from './secrets.js';
 import { forgetSubscribedQueues } from './subscribed.js';
-import { SUBSCRIPTION_COLUMNS, subscriptionView, type SubscriptionRow } from './views.js';
+import { SUBSCRIPTION_COLUMNS, subscriptionNotFound, subscriptionView, type SubscriptionRow } from './views.js';
 
 export const OPTION_RANGES = {
   batchSize: { min: 1, max: 1000, default: 10 },
@@ -54,10 +55,7 @@ export interface SubscriptionChange {
   options: Partial<SubscriptionOptions>;
 }
 
-export interface DeliveryContext {
-  tenant: string;
-  config: Config;
-}
+export type DeliveryContext = ReadContext;
 
 const defaults = (): SubscriptionOptions => ({
   ...(Object.fromEntries(Object.entries(OPTION_RANGES).map(([k, r]) => [k, r.default])) as Record<RangedOption, number>),
@@ -72,9 +70,6 @@ function checkRetryRange(o: Pick<SubscriptionOptions, 'retryBaseMs' | 'retryMaxM
 }
 
 const checkUrl = (ctx: DeliveryContext, url: string) => checkEndpointUrl(url, { allowPrivate: ctx.config.deliveryAllowPrivate });
-
-export const subscriptionNotFound = (id: string) =>
-  notFound('subscription_not_found', `No subscription ${id}; list them with GET /api/v1/subscriptions.`);
 
 /** 201's body: the subscription with its secret, the only time it is shown besides rotation. */
 export async function createSubscription(db: Database, ctx: DeliveryContext, req: NewSubscription): Promise<SubscriptionCreated> {
@@ -168,7 +163,7 @@ export async function updateSubscription(db: Database, ctx: DeliveryContext, id:
 }
 
 /** Stops deliveries; the group's cursors stay (deleting the group is its own route). */
-export async function deleteSubscription(db: Queryable, tenant: string, id: string) {
+export async function deleteSubscription(db: Queryable, { tenant }: TenantContext, id: string) {
   const rows = await db.query(`DELETE FROM queen.subscriptions WHERE id = $1 AND tenant_id = $2 RETURNING id`, [id, tenant]);
   if (rows.length === 0) throw subscriptionNotFound(id);
   forgetSubscribedQueues();

@@ -2,6 +2,8 @@
 // secrets or header values, its group's lag and in-flight messages, and the delivery log.
 import type { Config } from '../../config.js';
 import type { Queryable } from '../../db/types.js';
+import { notFound } from '../../errors.js';
+import type { ReadContext, TenantContext } from '../context.js';
 // The answers' shapes are the wire's, declared once in the client's wire module.
 import type {
   Subscription,
@@ -166,7 +168,9 @@ const total = (xs: { lag: number; inFlight: number }[]) => ({
 const ROW_OF_TENANT = `SELECT ${SUBSCRIPTION_COLUMNS}, q.name AS queue FROM queen.subscriptions s JOIN queen.queues q ON q.id = s.queue_id WHERE s.tenant_id = $1`;
 
 /** GET /subscriptions[?queue=]. */
-export async function listSubscriptions(db: Queryable, config: Config, tenant: string, queue?: string): Promise<{ subscriptions: SubscriptionListed[] }> {
+export async function listSubscriptions(db: Queryable, ctx: ReadContext, req: { queue?: string }) {
+  const { tenant, config } = ctx;
+  const { queue } = req;
   const rows = await db.query<SubscriptionRow>(`${ROW_OF_TENANT} AND ($2::text IS NULL OR q.name = $2) ORDER BY q.name, s.name`, [tenant, queue ?? null]);
   const subscriptions: SubscriptionListed[] = [];
   for (const r of rows) {
@@ -176,14 +180,26 @@ export async function listSubscriptions(db: Queryable, config: Config, tenant: s
   return { subscriptions };
 }
 
+export const subscriptionNotFound = (id: string) =>
+  notFound('subscription_not_found', `No subscription ${id}; list them with GET /api/v1/subscriptions.`);
+
 /** The subscription row of this tenant, or undefined (another tenant's is a missing one). */
-export async function findSubscription(db: Queryable, tenant: string, id: string): Promise<SubscriptionRow | undefined> {
+export async function findSubscription(db: Queryable, { tenant }: TenantContext, id: string): Promise<SubscriptionRow | undefined> {
   const [row] = await db.query<SubscriptionRow>(`${ROW_OF_TENANT} AND s.id = $2`, [tenant, id]);
   return row;
 }
 
+/** The subscription row of this tenant; another tenant's is a missing one (404). */
+export async function ownSubscription(db: Queryable, ctx: TenantContext, id: string): Promise<SubscriptionRow> {
+  const row = await findSubscription(db, ctx, id);
+  if (!row) throw subscriptionNotFound(id);
+  return row;
+}
+
 /** GET /subscriptions/:id: the listing's fields, per-partition positions, counters and the last 20 attempts. */
-export async function subscriptionDetail(db: Queryable, config: Config, r: SubscriptionRow): Promise<SubscriptionDetail> {
+export async function subscriptionDetail(db: Queryable, ctx: ReadContext, id: string): Promise<SubscriptionDetail> {
+  const r = await ownSubscription(db, ctx, id);
+  const { config } = ctx;
   const partitions = await groupPositions(db, r.id, r.queue_id, r.consumer_group);
   const attempts = await listAttempts(db, r.id, { limit: 20 });
   return {
@@ -197,4 +213,10 @@ export async function subscriptionDetail(db: Queryable, config: Config, r: Subsc
     partitions,
     attempts,
   };
+}
+
+/** GET /subscriptions/:id/attempts: the delivery log, newest first. */
+export async function subscriptionAttempts(db: Queryable, ctx: TenantContext, req: { id: string; limit: number; before?: number }) {
+  const row = await ownSubscription(db, ctx, req.id);
+  return { attempts: await listAttempts(db, row.id, req) };
 }

@@ -1,4 +1,4 @@
-// The fault-injection run of issue 12, by hand (not in the suite): `npx tsx bench/faults.ts`.
+// The fault-injection run (docs/semantics.md#errors-and-availability), by hand (not in the suite): `npx tsx bench/faults.ts`.
 // server.ts on a private PostgreSQL cluster; 4 producers and 5 consumers with unique
 // transactionIds over two queues, resending after any failure as Queen's clients do; the broker
 // killed with kill -9 four times mid-load and restarted; PostgreSQL restarted mid-load with

@@ -1,4 +1,4 @@
-// docs/semantics.md#errors-and-availability for real (issue 12 item 2): the broker's own PostgreSQL
+// docs/semantics.md#errors-and-availability for real: the broker's own PostgreSQL
 // restarts under a steady load of pushes, pops and acks, first with `-m fast`, then `-m immediate`.
 // Every failed request is a 503 database_unavailable with Retry-After, nothing acknowledged is
 // lost, and the same server process serves again once PostgreSQL is back: its pool drops dead

@@ -1,4 +1,4 @@
-// Property-based fuzz over every route the app registers (issue 12 item 3): whatever arrives, the
+// Property-based fuzz over every route the app registers (docs/api.md#errors): whatever arrives, the
 // answer is a 2xx or a 4xx {error, code}, never a 5xx, and a refused request writes nothing. The
 // seed is fixed (QUEEN_FUZZ_SEED overrides it); fast-check prints it with any counterexample.
 import fc from 'fast-check';

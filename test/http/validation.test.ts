@@ -1,5 +1,5 @@
-// Every number and object in a request is checked at the edge (docs/api.md#validation, issue 12
-// item 3): a whole number within its field's range, an object that is an object, option and status
+// Every number and object in a request is checked at the edge (docs/api.md#validation):
+// a whole number within its field's range, an object that is an object, option and status
 // names that are the table's own (never "constructor"), text PostgreSQL can hold. Each refusal is a
 // 400 that writes nothing: these are the requests a fault-injection fuzz found answering 500 or
 // 200.

@@ -1,4 +1,4 @@
-// The layout is the architecture (STYLE.md): functions use http and broker, broker uses db and
+// The layout is the architecture (docs/architecture.md#the-arrows): functions use http and broker, broker uses db and
 // codec, nothing calls up. Read from the source text, type-only imports included.
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';

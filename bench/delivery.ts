@@ -10,7 +10,7 @@ import type { AddressInfo } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { drive, fmt, pct } from './lib/load.js';
 import { Meter, perMsg, type Usage } from './lib/meter.js';
-import { call as callOnce } from './lib/http.js';
+import { call as callOnce } from '../support/http.js';
 import { startCluster, withClient } from './lib/postgres.js';
 import { pushBody } from './lib/queen.js';
 import { startServer } from './lib/server.js';

@@ -4,7 +4,7 @@
 // 400 that writes nothing: these are the requests a fault-injection fuzz found answering 500 or
 // 200.
 import { beforeAll, describe, expect, it } from 'vitest';
-import { tableFingerprint } from '../support/audit.js';
+import { tableFingerprint } from '../../support/audit.js';
 import { testClient, type PopBody } from '../support/client.js';
 import { useDatabase } from '../support/db.js';
 

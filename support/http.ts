@@ -17,7 +17,25 @@ export type Send = (method: string, path: string, body?: string, headers?: Recor
 
 const agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
 
-function exchange(base: URL | string, method: string, path: string, body?: string, extra: Record<string, string> = {}, timeoutMs?: number): Promise<Answer> {
+type Base = URL | string;
+
+/** Node's header object as a Headers (a repeated header once per value). */
+function toHeaders(raw: http.IncomingHttpHeaders): Headers {
+  const headers = new Headers();
+  for (const [name, value] of Object.entries(raw)) {
+    for (const v of Array.isArray(value) ? value : value === undefined ? [] : [value]) headers.append(name, v);
+  }
+  return headers;
+}
+
+function exchange(
+  base: Base,
+  method: string,
+  path: string,
+  body?: string,
+  extra: Record<string, string> = {},
+  timeoutMs?: number,
+): Promise<Answer> {
   const url = typeof base === 'string' ? new URL(base) : base;
   return new Promise((resolve, reject) => {
     const headers: Record<string, string | number> = { ...extra };
@@ -36,32 +54,34 @@ function exchange(base: URL | string, method: string, path: string, body?: strin
           status: res.statusCode ?? 0,
           text: Buffer.concat(chunks).toString(),
           get headers() {
-            return (headers ??= new Headers(Object.entries(raw).flatMap(([k, v]) => (Array.isArray(v) ? v.map((x) => [k, x]) : v === undefined ? [] : [[k, v]])) as [string, string][]));
+            return (headers ??= toHeaders(raw));
           },
         });
       });
       res.on('error', reject);
     });
-    if (timeoutMs !== undefined) req.setTimeout(timeoutMs, () => req.destroy(Object.assign(new Error(`no answer within ${timeoutMs} ms`), { code: 'ETIMEDOUT' })));
+    if (timeoutMs !== undefined) {
+      req.setTimeout(timeoutMs, () => req.destroy(Object.assign(new Error(`no answer within ${timeoutMs} ms`), { code: 'ETIMEDOUT' })));
+    }
     req.on('error', reject);
     req.end(body);
   });
 }
 
 /** One request over the network; rejects when there is no answer. */
-export function request(base: URL | string, method: string, path: string, body?: string, headers?: Record<string, string>): Promise<Answer> {
+export function request(base: Base, method: string, path: string, body?: string, headers?: Record<string, string>): Promise<Answer> {
   return exchange(base, method, path, body, headers);
 }
 
 /** Like request, but anything other than `expect` is an error carrying the body. */
-export async function call(base: URL | string, method: string, path: string, body?: string, expect: number[] = [200, 201, 204]): Promise<Answer> {
+export async function call(base: Base, method: string, path: string, body?: string, expect = [200, 201, 204]): Promise<Answer> {
   const reply = await request(base, method, path, body);
   if (!expect.includes(reply.status)) throw new Error(`${method} ${path} answered ${reply.status}: ${reply.text.slice(0, 300)}`);
   return reply;
 }
 
 /** Like request, but never rejects: no answer within 30 s, or none at all, is status 0 with the error's code. */
-export async function send(base: URL | string, method: string, path: string, body?: string): Promise<Answer> {
+export async function send(base: Base, method: string, path: string, body?: string): Promise<Answer> {
   try {
     return await exchange(base, method, path, body, {}, 30_000);
   } catch (err) {
@@ -86,7 +106,8 @@ export function inProcess(app: { request(path: string, init: RequestInit): Respo
  */
 export function jsonCall(send: Send, headers: Record<string, string> = {}) {
   return async <T = any>(method: string, path: string, body?: unknown, more: Record<string, string> = {}) => {
-    const res = await send(method, path, body === undefined || typeof body === 'string' ? body : JSON.stringify(body), { ...headers, ...more });
+    const text = body === undefined || typeof body === 'string' ? body : JSON.stringify(body);
+    const res = await send(method, path, text, { ...headers, ...more });
     const json = res.text !== '' && !(res.headers.get('content-type') ?? '').startsWith('text/plain');
     return { status: res.status, body: (json ? JSON.parse(res.text) : null) as T, text: res.text, headers: res.headers };
   };

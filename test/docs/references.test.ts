@@ -156,10 +156,9 @@ describe('the TypeScript outside drizzle/', () => {
 // the document's folder), or an all-capitals document such as the README; the folders it may
 // start with are the repository's own, including ones a branch adds.
 const FOLDERS = ['bench', 'bin', 'cli', 'client', 'docs', 'drizzle', 'examples', 'functions', 'lib', 'scripts', 'sql', 'support', 'test'];
-const CITED_PATH = new RegExp(
-  `(?<![\\w./@-])((?:${FOLDERS.join('|')})/(?:[\\w.-]+/)*[\\w.-]*\\w\\.(?:ts|js|mjs|md|sql|json|jsonc|sh|ya?ml|toml))(?:#([\\w-]+))?(?![\\w/])`,
-  'g',
-);
+const EXTENSION = '(?:ts|js|mjs|md|sql|json|jsonc|sh|ya?ml|toml)';
+const FILE = `(?:${FOLDERS.join('|')})/(?:[\\w.-]+/)*[\\w.-]*\\w\\.${EXTENSION}`;
+const CITED_PATH = new RegExp(`(?<![\\w./@-])(${FILE})(?:#([\\w-]+))?(?![\\w/])`, 'g');
 const CITED_DOCUMENT = /(?<![\w./-])([A-Z][A-Z0-9_-]*\.md)(?:#([\w-]+))?\b/g;
 // An issue or pull-request number: "issue", "PR" or "#" and digits, not a Markdown anchor such as
 // (#3-secrets). The reasoning belongs in docs/, where a reader of the repository can follow it.
@@ -179,11 +178,14 @@ describe('the TypeScript and the documents', () => {
       for (const [i, line] of (await readFile(file, 'utf8')).split('\n').entries()) {
         for (const [target, path, anchor] of [...line.matchAll(CITED_PATH), ...line.matchAll(CITED_DOCUMENT)]) {
           seen++;
-          const candidates = [join(root, path!), join(folder, path!)].flatMap((p) => (p.endsWith('.js') ? [p, p.replace(/\.js$/, '.ts')] : [p]));
+          // A .js path names its .ts source, as an import does.
+          const candidates = [join(root, path!), join(folder, path!)].flatMap((p) => [p, p.replace(/\.js$/, '.ts')]);
           const found = (await Promise.all(candidates.map(async (p) => ((await exists(p)) ? p : null)))).find((p) => p !== null);
           const where = `${relative(root, file)}:${i + 1} → ${target}`;
           if (!found) broken.push(`${where} (no such file)`);
-          else if (anchor !== undefined && found.endsWith('.md') && !(await anchorsOf(found)).has(anchor)) broken.push(`${where} (no such heading)`);
+          else if (anchor !== undefined && found.endsWith('.md') && !(await anchorsOf(found)).has(anchor)) {
+            broken.push(`${where} (no such heading)`);
+          }
         }
       }
     }

@@ -13,7 +13,7 @@ const ROUTES = {
   Ack: ['/api/v1/ack', '/api/v1/lease', '/api/v1/transaction'],
   Configure: [
     '/api/v1/configure', '/api/v1/resources', '/api/v1/consumer-groups', '/api/v1/stats',
-    // Queen's dashboard and Prometheus (issue 11).
+    // Queen's dashboard and Prometheus (docs/operations.md#queens-dashboard).
     '/api/v1/status', '/api/v1/analytics', '/api/v1/system', '/api/v1/migration', '/api/me', '/metrics', '/streams',
   ],
   Dlq: ['/api/v1/dlq', '/api/v1/messages', '/api/v1/traces'],

@@ -1,4 +1,4 @@
-// A/B of two checkouts (or two settings of one) under issue 13's load, for experiments: both
+// A/B of two checkouts (or two settings of one) under the targets' load (bench/lib/workload.ts), for experiments: both
 // servers run against one private PostgreSQL (databases a and b) and take turns, window by window,
 // so load from other work hits both alike. Prints msgs/s and CPU per message for each and B/A.
 //   BENCH_B=/path/to/other/checkout npx tsx bench/ab.ts [push] [pop]

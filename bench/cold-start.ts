@@ -10,7 +10,7 @@ import { pathToFileURL } from 'node:url';
 import { connect } from '../lib/db/client.js';
 import { migrate } from '../lib/db/migrate.js';
 import { bundleLambda, bundleWorker } from '../scripts/bundle.js';
-import { functionUrlEvent, JWT_SECRET, token } from '../test/runtime/support.js';
+import { functionUrlEvent, JWT_SECRET, token } from '../support/lambda.js';
 
 const FAMILIES = ['push', 'pop', 'ack', 'configure', 'dlq'] as const;
 const RUNS = 5;

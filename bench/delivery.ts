@@ -2,7 +2,7 @@
 // answers 200 at once:
 // - latency from a push's answer to the endpoint receiving it, one message at a time (p50, p99);
 // - throughput of one subscription (batchSize 100, 16 partitions) draining a backlog, beside pop +
-//   ack by 4 HTTP consumers draining the same backlog in the same run (issue 13's consumers);
+//   ack by 4 HTTP consumers draining the same backlog in the same run (the consumers of bench/lib/workload.ts);
 // - server and PostgreSQL CPU per message delivered (and per message popped and acked), from /proc.
 //   npx tsx bench/delivery.ts        (BENCH_LATENCY_N=300 pushes, BENCH_BACKLOG=40000 messages, ~2 minutes)
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
@@ -10,7 +10,7 @@ import type { AddressInfo } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { drive, fmt, pct } from './lib/load.js';
 import { Meter, perMsg, type Usage } from './lib/meter.js';
-import { call as callOnce } from './lib/http.js';
+import { call as callOnce } from '../support/http.js';
 import { startCluster, withClient } from './lib/postgres.js';
 import { pushBody } from './lib/queen.js';
 import { startServer } from './lib/server.js';

@@ -1,4 +1,4 @@
-// The fault-injection run of issue 12, by hand (not in the suite): `npx tsx bench/faults.ts`.
+// The fault-injection run (docs/semantics.md#errors-and-availability), by hand (not in the suite): `npx tsx bench/faults.ts`.
 // server.ts on a private PostgreSQL cluster; 4 producers and 5 consumers with unique
 // transactionIds over two queues, resending after any failure as Queen's clients do; the broker
 // killed with kill -9 four times mid-load and restarted; PostgreSQL restarted mid-load with
@@ -13,12 +13,13 @@ import { allFunctions } from '../functions/index.js';
 import { readConfig } from '../lib/config.js';
 import { connect } from '../lib/db/client.js';
 import { buildApp } from '../lib/http/app.js';
-import { auditLoad, drained } from '../test/support/audit.js';
-import { privateCluster, type StopMode } from '../test/support/cluster.js';
-import { fuzzProblem, requestsFor, routeKey, routesOf, type FuzzRequest } from '../test/support/fuzz.js';
-import { examples, makeFixture } from '../test/support/fuzz-routes.js';
-import { Load, send, Tally, until } from '../test/support/load.js';
-import { root } from '../test/support/server.js';
+import { auditLoad, drained } from '../support/audit.js';
+import { privateCluster, type StopMode } from '../support/cluster.js';
+import { fuzzProblem, requestsFor, routeKey, routesOf, type FuzzRequest } from '../support/fuzz.js';
+import { examples, makeFixture, NOT_SUPPORTED } from '../support/fuzz-routes.js';
+import { send } from '../support/http.js';
+import { Load, Tally, until } from '../support/load.js';
+import { ROOT as root } from './lib/server.js';
 
 const SEED = Number(process.env.FAULT_SEED || 20260131);
 const FUZZ_REQUESTS = Number(process.env.FAULT_FUZZ || 2500);
@@ -66,8 +67,13 @@ try {
   const routes = routesOf(buildApp(allFunctions, { config: readConfig({}, { auth: 'none' }), database: () => db }));
   const all = examples(fixture);
   const seedBodies = Object.values(all).flatMap((list) => list.map((e) => e.body)).filter((b) => b !== undefined);
-  const perRoute = routes.map((r) => fc.sample(requestsFor(r, all[routeKey(r)] ?? [], seedBodies), { seed: SEED, numRuns: Math.ceil(FUZZ_REQUESTS / routes.length) }));
-  const fuzzed: FuzzRequest[] = [];
+  // A route documented to answer 501 not_supported may (test/http/fuzz.test.ts allows it the same way).
+  const perRoute = routes.map((r) =>
+    fc
+      .sample(requestsFor(r, all[routeKey(r)] ?? [], seedBodies), { seed: SEED, numRuns: Math.ceil(FUZZ_REQUESTS / routes.length) })
+      .map((req) => ({ ...req, notSupported: NOT_SUPPORTED.has(routeKey(r)) })),
+  );
+  const fuzzed: (FuzzRequest & { notSupported: boolean })[] = [];
   for (let i = 0; fuzzed.length < FUZZ_REQUESTS; i++) for (const list of perRoute) if (list[i] && fuzzed.length < FUZZ_REQUESTS) fuzzed.push(list[i]!);
 
   const load = new Load({ url, run: `f${SEED}-${Date.now().toString(36)}`, queues: QUEUES, producers: 4, consumers: 5, partitions: 6, leaseSeconds: LEASE_SECONDS });
@@ -85,7 +91,7 @@ try {
         answer = await send(url, req.method, req.url, req.body);
       }
       fuzzTally.record(req.method, answer);
-      const problem = fuzzProblem(answer, { databaseMayBeAway: true }) ?? (req.mustRefuse && answer.status < 400 ? `answered ${answer.status} to a body that is not an object` : null);
+      const problem = fuzzProblem(answer, { databaseMayBeAway: true, notSupported: req.notSupported }) ?? (req.mustRefuse && answer.status < 400 ? `answered ${answer.status} to a body that is not an object` : null);
       if (problem) fuzzProblems.push(`${req.method} ${req.url} (${req.how}) body ${JSON.stringify(req.body?.slice(0, 200))}: ${problem}`);
       fuzzDone++;
     }

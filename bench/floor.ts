@@ -9,7 +9,7 @@ import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import { fileURLToPath } from 'node:url';
 import { groupCpuSeconds } from './lib/cpu.js';
-import { request } from './lib/http.js';
+import { request } from '../support/http.js';
 import { drive, median } from './lib/load.js';
 import { startCluster } from './lib/postgres.js';
 import { pushBody } from './lib/queen.js';

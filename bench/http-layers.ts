@@ -8,7 +8,7 @@ import { spawn } from 'node:child_process';
 import http from 'node:http';
 import { fileURLToPath } from 'node:url';
 import { groupCpuSeconds } from './lib/cpu.js';
-import { request } from './lib/http.js';
+import { request } from '../support/http.js';
 import { drive, median } from './lib/load.js';
 
 const KINDS = [

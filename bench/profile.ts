@@ -1,4 +1,4 @@
-// Where the CPU goes under issue 13's load, per phase (push; pop+ack): the server's V8 profile over
+// Where the CPU goes under the targets' load (bench/lib/workload.ts), per phase (push; pop+ack): the server's V8 profile over
 // exactly the measured window (inspector protocol), PostgreSQL's pg_stat_statements (track = all,
 // so the statements inside push_segments / pop / ack show), auto_explain plans with ANALYZE and
 // BUFFERS of those inner statements, and `perf` over the backends when BENCH_PERF=1.

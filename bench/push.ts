@@ -10,7 +10,7 @@ import { readConfig } from '../lib/config.js';
 import { connect } from '../lib/db/client.js';
 import type { Database } from '../lib/db/types.js';
 import { migrate } from '../lib/db/migrate.js';
-import { request } from './lib/http.js';
+import { request } from '../support/http.js';
 import { drive as driveFor, pct, rate, type Cell } from './lib/load.js';
 import { payloadOf } from './lib/payload.js';
 

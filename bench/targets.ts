@@ -1,4 +1,4 @@
-// Issue 13's table in one run beside pg-boss 10.4.2 on the same private PostgreSQL: msgs/s, CPU per
+// The targets table (bench/README.md#figures) in one run beside pg-boss 10.4.2 on the same private PostgreSQL: msgs/s, CPU per
 // message (server process group and PostgreSQL, from /proc), bytes per message, batch-1 latency,
 // wildcard pop over 10,000 partitions and dedup with a full window, each against its target.
 //   npm run bench -- targets            (5-10 minutes; see bench/README.md)

@@ -1,4 +1,4 @@
-// Everything Queen's dashboard and a Prometheus scraper read (issue 11); the configure family
+// Everything Queen's dashboard and a Prometheus scraper read (docs/operations.md#queens-dashboard); the configure family
 // serves it.
 import type { RouteSetup } from '../lib/http/context.js';
 import { metricsRoutes } from './metrics.js';

@@ -1,4 +1,4 @@
-// /metrics (Queen's JSON) and /metrics/prometheus (issue 11), in the configure family. Outside
+// /metrics (Queen's JSON) and /metrics/prometheus (docs/api.md#metrics), in the configure family. Outside
 // /api, but behind the same middleware: a scraper sends a bearer token (read-only is enough) and
 // sees its own tenant's queues.
 import type { Context } from 'hono';

@@ -1,4 +1,4 @@
-// Status and analytics for Queen's dashboard (issue 11, docs/semantics.md#figures), in the
+// Status and analytics for Queen's dashboard (docs/semantics.md#figures), in the
 // configure family.
 import type { Context } from 'hono';
 import {

@@ -1,5 +1,5 @@
 // Maintenance switches (docs/semantics.md#maintenance-mode), and Queen's system routes that have no
-// counterpart here (issue 11, docs/semantics.md#queens-other-routes): shared state, PG-to-PG
+// counterpart here (docs/semantics.md#queens-other-routes): shared state, PG-to-PG
 // migration and streams answer what is true, or 501.
 import type { Context } from 'hono';
 import { getMaintenance, maintenanceChanged, maintenanceStatus, popMaintenanceStatus, setMaintenance } from '../lib/broker/maintenance.js';

@@ -12,7 +12,7 @@ export interface Share {
   share: number;
 }
 
-// Where a frame's code lives, in the terms of issue 13's breakdown.
+// Where a frame's code lives, in the terms of the breakdown under bench/README.md#figures.
 export function placeOf(url: string, fn: string): string {
   if (fn === '(garbage collector)') return 'GC';
   if (fn === '(idle)' || fn === '(program)' || fn === '(root)') return fn;

@@ -1,7 +1,7 @@
 // The wire calls a Queen client makes (clients/client-js: every item carries its own
 // transactionId, a UUID; acks name transactionId + partitionId + leaseId), over node:http.
 import { randomUUID } from 'node:crypto';
-import { call } from './http.js';
+import { call } from '../../support/http.js';
 import { payloadOf } from './payload.js';
 
 let sequence = 0;

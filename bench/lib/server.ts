@@ -5,8 +5,10 @@ import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { groupCpuSeconds } from './cpu.js';
 
+/** The checkout these benchmarks are in. */
+export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 /** The checkout whose server.ts runs: this one, or BENCH_SERVER_DIR (A/B against another branch). */
-export const SERVER_DIR = resolve(process.env.BENCH_SERVER_DIR ?? resolve(dirname(fileURLToPath(import.meta.url)), '../..'));
+export const SERVER_DIR = resolve(process.env.BENCH_SERVER_DIR ?? ROOT);
 
 export interface Server {
   base: URL;

@@ -1,4 +1,4 @@
-// Issue 13's configuration: 4 HTTP clients x batch 100 over 16 partitions, ~200 B JSON payloads,
+// The load every target of bench/README.md#figures is measured under: 4 HTTP clients x batch 100 over 16 partitions, ~200 B JSON payloads,
 // a transactionId per item. Client c cycles over partitions c, c+4, c+8, c+12, so no two clients
 // ever wait on one partition's lock.
 import { drive } from './load.js';

@@ -1,4 +1,4 @@
-// What /metrics and /metrics/prometheus say about a tenant (issue 11): Queen's metric names where
+// What /metrics and /metrics/prometheus say about a tenant (docs/api.md#metrics): Queen's metric names where
 // their meaning holds, and the log model's own (offsets, lag, oldest unconsumed age, dead letters,
 // segment and sidecar bytes). Per-partition series stop at a limit; per-queue aggregates never do.
 // No process, worker, pool or request-count family: a serverless deployment has none to describe.

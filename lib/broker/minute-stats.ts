@@ -1,4 +1,4 @@
-// The per-(queue, minute) rollup behind the dashboard's history (issue 11). Only the retention
+// The per-(queue, minute) rollup behind the dashboard's history (docs/semantics.md#figures). Only the retention
 // cron writes it, so push, pop and ack pay nothing: pushes, new partitions and dead letters are
 // recomputed from the log for closed minutes, gauges (lag, in flight, lifetime consumption) are
 // sampled when they change, and what retention deleted is added by rule.

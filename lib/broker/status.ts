@@ -1,4 +1,4 @@
-// Status and analytics for Queen's dashboard (issue 11): each answer is one SQL function building
+// Status and analytics for Queen's dashboard (docs/api.md#status-and-analytics): each answer is one SQL function building
 // Queen's shape from the log (depth, lag, leases, dead letters) and the per-minute rollup
 // (history). Figures nothing measures are null; worker figures say there are no workers.
 import { namedArgs } from '../db/named-args.js';

@@ -240,7 +240,7 @@ export const messageTraceNames = queen.table(
   ],
 );
 
-// Per (queue, minute) figures for the dashboard's history (issue 11), written only by the retention
+// Per (queue, minute) figures for the dashboard's history (docs/semantics.md#figures), written only by the retention
 // cron, never by push/pop/ack: pushes recomputed from segments for closed minutes, dead letters and
 // partitions by their timestamps, retention by rule, and gauges sampled when they change.
 export const queueMinuteStats = queen.table(

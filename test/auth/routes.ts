@@ -56,7 +56,7 @@ export const ROUTES: RouteCase[] = [
   { method: 'GET', pattern: '/api/v1/traces/names', path: '/api/v1/traces/names', role: 'read-only' },
   { method: 'GET', pattern: '/api/v1/traces/by-name/:name', path: '/api/v1/traces/by-name/rm', role: 'read-only' },
   { method: 'GET', pattern: '/api/v1/traces/:partitionId/:transactionId', path: `/api/v1/traces/1/${TXN}`, role: 'read-only' },
-  // Queen's dashboard and Prometheus (issue 11), served by the configure family.
+  // Queen's dashboard and Prometheus (docs/operations.md#queens-dashboard), served by the configure family.
   { method: 'GET', pattern: '/api/v1/status', path: '/api/v1/status', role: 'read-only' },
   { method: 'GET', pattern: '/api/v1/status/queues', path: '/api/v1/status/queues?limit=500', role: 'read-only' },
   { method: 'GET', pattern: '/api/v1/status/queues/:queue', path: '/api/v1/status/queues/rm', role: 'read-only' },

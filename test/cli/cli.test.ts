@@ -12,8 +12,8 @@ import { shippedMigrations } from '../../lib/db/schema-version.js';
 const NEWEST = shippedMigrations().at(-1)!.tag;
 import { freshDatabase, type TestDatabase } from '../support/db.js';
 import { adminUrl, databaseUrl, testMode } from '../support/mode.js';
-import { root, start, startServer, type RunningServer } from '../support/server.js';
-import { JWT_SECRET, portFrom } from '../runtime/support.js';
+import { portFrom, root, start, startServer, type RunningServer } from '../support/server.js';
+import { JWT_SECRET } from '../../support/lambda.js';
 import { expectPrinted, quotedAfter, textBlockAfter } from '../docs/quoted.js';
 import { readFile } from 'node:fs/promises';
 

@@ -179,7 +179,7 @@ describe('errors', () => {
   });
 
   it('answers 401 unauthenticated without a token and 403 for a read-only token when auth is on', async () => {
-    const { JWT_SECRET, token } = await import('../runtime/support.js');
+    const { JWT_SECRET, token } = await import('../../support/lambda.js');
     const secured = await startBroker({ QUEEN_AUTH: 'jwt', JWT_SECRET });
     try {
       const anonymous = await new Queen({ url: secured.url }).push('s', [{ data: 1 }]).catch((e) => e);

@@ -6,7 +6,7 @@ import { Webhook } from 'standardwebhooks';
 import { describe, expect, it } from 'vitest';
 import { deliveryHandler, DeliveryVerificationError, lambdaDeliveryHandler, verifyDelivery, type Delivery } from '../../client/src/index.js';
 import type { DeliveryBody } from '../../client/src/wire.js';
-import { functionUrlEvent } from '../runtime/support.js';
+import { functionUrlEvent } from '../../support/lambda.js';
 
 const secret = () => `whsec_${randomBytes(32).toString('base64')}`;
 

@@ -14,8 +14,7 @@ import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readWranglerConfig, workerdConfigText } from '../../scripts/workerd-config.js';
 import { testMode } from '../support/mode.js';
-import { root } from '../support/server.js';
-import { portFrom } from '../runtime/support.js';
+import { portFrom, root } from '../support/server.js';
 import { NODE_APP, USER_TS, WORKER } from './package-fixtures.js';
 import { startBroker, unique, type Broker } from './support.js';
 

@@ -13,8 +13,7 @@ import { schemaGuard } from '../../lib/http/runtime/database.js';
 import { testClient, type PopBody } from '../support/client.js';
 import { emptyDatabase, type TestDatabase } from '../support/db.js';
 import { testMode } from '../support/mode.js';
-import { root, waitFor } from '../support/server.js';
-import { portFrom } from '../runtime/support.js';
+import { portFrom, root, waitFor } from '../support/server.js';
 
 const git = (...args: string[]) => execFileSync('git', ['-C', root, ...args], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
 

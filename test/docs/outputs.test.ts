@@ -31,7 +31,7 @@ const QUOTES: Record<string, Record<string, string>> = {
   },
   'clients.md': { 'pushed: queued, queued, queued': 'test/docs/readme.test.ts (plain-fetch example)' },
   // Not output: layouts and the import arrows (test/layout/arrows.test.ts).
-  'architecture.md': { 'functions/  ->  lib/http, lib/broker': 'not output' },
+  'architecture.md': { "functions/  ->  lib/http, lib/broker (lib/codec to start zstd, lib/db/types.ts for a job's database)": 'not output' },
   'storage.md': { 'queue "orders", partition "eu"                 log_partitions: last_offset 11, log_start 4': 'not output', 'u32  body_len': 'not output' },
 };
 

@@ -8,8 +8,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freshDatabase, type TestDatabase } from '../support/db.js';
 import { testMode } from '../support/mode.js';
-import { root, startServer, type RunningServer } from '../support/server.js';
-import { portFrom } from '../runtime/support.js';
+import { portFrom, root, startServer, type RunningServer } from '../support/server.js';
 import { expectPrinted } from './quoted.js';
 
 const run = promisify(execFile);

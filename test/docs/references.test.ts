@@ -1,8 +1,9 @@
 // Everything the README and docs/ point at exists: each relative link's file, each #anchor (as
 // GitHub derives it from a heading), each `npm run` script, `npx queen-serverless` command and file
 // given to `npx tsx` or `node`. A line marked <!-- pending: … --> names work not merged yet and is
-// left out until the coordinator drops the mark. The TypeScript outside drizzle/ cites docs/ the
-// same way: every docs/<file>.md#anchor it names resolves, and the older documents are not cited.
+// left out until the coordinator drops the mark. The TypeScript and the documents cite the
+// repository the same way: every path they name (docs/<file>.md#anchor, lib/…, bench/README.md)
+// resolves, nothing outside the repository is cited as a document, and no issue numbers.
 import { access, readdir, readFile } from 'node:fs/promises';
 import { dirname, join, relative } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -111,19 +112,25 @@ describe('the README and docs/', () => {
   });
 });
 
-/** Every TypeScript file of the repository outside drizzle/ (landed migrations keep their words), and sql/functions/. */
-async function typescript(dir = root): Promise<string[]> {
+/**
+ * Every file of the repository ending in one of `extensions`, outside drizzle/ and test fixtures
+ * (landed migrations keep their words), node_modules and build output.
+ */
+async function repositoryFiles(extensions: string[], dir = root): Promise<string[]> {
+  const skip = ['node_modules', 'drizzle', 'fixtures', 'dist', 'coverage'];
   const entries = await readdir(dir, { withFileTypes: true });
   const found = await Promise.all(
     entries.map(async (e) => {
       const path = join(dir, e.name);
-      if (e.isDirectory()) return e.name.startsWith('.') || ['node_modules', 'drizzle', 'dist', 'coverage'].includes(e.name) ? [] : typescript(path);
-      // The SQL function sources are code too (their comments become the functions' COMMENTs).
-      return e.name.endsWith('.ts') || (e.name.endsWith('.sql') && relative(root, dir) === join('sql', 'functions')) ? [path] : [];
+      if (e.isDirectory()) return e.name.startsWith('.') || skip.includes(e.name) ? [] : repositoryFiles(extensions, path);
+      return extensions.some((x) => e.name.endsWith(x)) ? [path] : [];
     }),
   );
   return found.flat();
 }
+
+// The SQL function sources are code too: their comments become the functions' COMMENTs.
+const typescript = () => repositoryFiles(['.ts', '.sql']);
 
 // The documents the code first cited are not in the repository; docs/semantics.md's table maps
 // their references to the sections that hold them now. Spelled so this file does not match itself.
@@ -145,26 +152,69 @@ describe('the TypeScript outside drizzle/', () => {
     expect(cited).toEqual([]);
   });
 
-  it('names only docs/ files and headings that exist', async () => {
-    const headings = new Map<string, Set<string> | null>();
+});
+
+// A citation names a file of the repository by its path from the root (or, in a document, from
+// the document's folder), or an all-capitals document such as the README; the folders it may
+// start with are the repository's own, including ones a branch adds.
+const FOLDERS = ['bench', 'bin', 'cli', 'client', 'docs', 'drizzle', 'examples', 'functions', 'lib', 'scripts', 'sql', 'support', 'test'];
+const EXTENSION = '(?:ts|js|mjs|md|sql|json|jsonc|sh|ya?ml|toml)';
+const FILE = `(?:${FOLDERS.join('|')})/(?:[\\w.-]+/)*[\\w.-]*\\w\\.${EXTENSION}`;
+const CITED_PATH = new RegExp(`(?<![\\w./@-])(${FILE})(?:#([\\w-]+))?(?![\\w/])`, 'g');
+const CITED_DOCUMENT = /(?<![\w./-])([A-Z][A-Z0-9_-]*\.md)(?:#([\w-]+))?\b/g;
+// An issue or pull-request number: "issue", "PR" or "#" and digits, not a Markdown anchor such as
+// (#3-secrets). The reasoning belongs in docs/, where a reader of the repository can follow it.
+const ISSUE = /\b(?:[Ii]ssues?|PR|[Pp]ull request) #?\d+|(?<![\w&#(/'"`]|:\s*)#\d+(?![\w-])/g;
+
+describe('the TypeScript and the documents', () => {
+  it('name only files of the repository and headings that exist (docs/, lib/, bench/README.md, …)', async () => {
+    const headings = new Map<string, Set<string>>();
     const anchorsOf = async (doc: string) => {
-      if (!headings.has(doc)) headings.set(doc, (await exists(join(root, 'docs', doc))) ? anchors(await readFile(join(root, 'docs', doc), 'utf8')) : null);
+      if (!headings.has(doc)) headings.set(doc, anchors(await readFile(doc, 'utf8')));
       return headings.get(doc)!;
     };
     const broken: string[] = [];
     let seen = 0;
-    for (const file of await typescript()) {
+    for (const file of await repositoryFiles(['.ts', '.sql', '.md'])) {
+      const folder = dirname(file);
       for (const [i, line] of (await readFile(file, 'utf8')).split('\n').entries()) {
-        for (const [target, doc, anchor] of line.matchAll(/\bdocs\/([\w-]+\.md)(?:#([\w-]+))?/g)) {
+        for (const [target, path, anchor] of [...line.matchAll(CITED_PATH), ...line.matchAll(CITED_DOCUMENT)]) {
           seen++;
-          const known = await anchorsOf(doc!);
+          // A .js path names its .ts source, as an import does.
+          const candidates = [join(root, path!), join(folder, path!)].flatMap((p) => [p, p.replace(/\.js$/, '.ts')]);
+          const found = (await Promise.all(candidates.map(async (p) => ((await exists(p)) ? p : null)))).find((p) => p !== null);
           const where = `${relative(root, file)}:${i + 1} → ${target}`;
-          if (known === null) broken.push(`${where} (no such file)`);
-          else if (anchor !== undefined && !known.has(anchor)) broken.push(`${where} (no such heading)`);
+          if (!found) broken.push(`${where} (no such file)`);
+          else if (anchor !== undefined && found.endsWith('.md') && !(await anchorsOf(found)).has(anchor)) {
+            broken.push(`${where} (no such heading)`);
+          }
         }
       }
     }
-    expect(seen).toBeGreaterThan(50);
+    expect(seen).toBeGreaterThan(100);
     expect(broken).toEqual([]);
+  });
+
+  it('cite no issue or pull-request numbers', async () => {
+    const cited: string[] = [];
+    for (const file of await repositoryFiles(['.ts', '.sql', '.md'])) {
+      for (const [i, line] of (await readFile(file, 'utf8')).split('\n').entries()) {
+        for (const [number] of line.matchAll(ISSUE)) cited.push(`${relative(root, file)}:${i + 1}: ${number}`);
+      }
+    }
+    expect(cited).toEqual([]);
+  });
+
+  it('would catch what these tests are for (a missing file, an outside document, an issue number)', () => {
+    const outside = ['STYLE', 'md'].join('.');
+    const missing = ['lib/db/nowhere', 'ts'].join('.');
+    expect([...`see docs/semantics.md#acks and ${missing}`.matchAll(CITED_PATH)].map((m) => m.slice(1))).toEqual([
+      ['docs/semantics.md', 'acks'],
+      [missing, undefined],
+    ]);
+    expect([...`(${outside} "SQL")`.matchAll(CITED_DOCUMENT)].map((m) => m[1])).toEqual([outside]);
+    expect(`the dashboard (${'issue'} 11)`.match(ISSUE)).not.toBeNull();
+    expect(`fixed in #${12}.`.match(ISSUE)).not.toBeNull();
+    expect('[step 3](#3-secrets-then-deploy), color: #333, &#8594;'.match(ISSUE)).toBeNull();
   });
 });

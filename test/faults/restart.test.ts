@@ -1,4 +1,4 @@
-// docs/semantics.md#errors-and-availability for real (issue 12 item 2): the broker's own PostgreSQL
+// docs/semantics.md#errors-and-availability for real: the broker's own PostgreSQL
 // restarts under a steady load of pushes, pops and acks, first with `-m fast`, then `-m immediate`.
 // Every failed request is a 503 database_unavailable with Retry-After, nothing acknowledged is
 // lost, and the same server process serves again once PostgreSQL is back: its pool drops dead
@@ -12,12 +12,12 @@ import { migrate } from '../../lib/db/migrate.js';
 import { buildApp } from '../../lib/http/app.js';
 import { serveNode } from '../../lib/http/runtime/node.js';
 import { startWsProxy } from '../../scripts/ws-proxy.js';
-import { auditLoad, drained } from '../support/audit.js';
-import { canRunPrivateCluster, privateCluster, type PrivateCluster, type StopMode } from '../support/cluster.js';
-import { Load, send, until } from '../support/load.js';
+import { auditLoad, drained } from '../../support/audit.js';
+import { canRunPrivateCluster, privateCluster, type PrivateCluster, type StopMode } from '../../support/cluster.js';
+import { send } from '../../support/http.js';
+import { Load, until } from '../../support/load.js';
 import { testMode } from '../support/mode.js';
-import { root, startServer } from '../support/server.js';
-import { portFrom } from '../runtime/support.js';
+import { portFrom, root, startServer } from '../support/server.js';
 
 const LEASE_SECONDS = 5;
 

@@ -1,13 +1,14 @@
-// Property-based fuzz over every route the app registers (issue 12 item 3): whatever arrives, the
+// Property-based fuzz over every route the app registers (docs/api.md#errors): whatever arrives, the
 // answer is a 2xx or a 4xx {error, code}, never a 5xx, and a refused request writes nothing. The
 // seed is fixed (QUEEN_FUZZ_SEED overrides it); fast-check prints it with any counterexample.
 import fc from 'fast-check';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { tableFingerprint } from '../support/audit.js';
+import { tableFingerprint } from '../../support/audit.js';
+import { exampleUrl, fuzzProblem, requestsFor, routeKey, routesOf } from '../../support/fuzz.js';
+import { examples, makeFixture, NOT_SUPPORTED, staleExamples, unknownRoutes, type Fixture } from '../../support/fuzz-routes.js';
+import { inProcess } from '../../support/http.js';
 import { testClient } from '../support/client.js';
 import { useDatabase } from '../support/db.js';
-import { exampleUrl, fuzzProblem, requestsFor, routeKey, routesOf } from '../support/fuzz.js';
-import { examples, makeFixture, NOT_SUPPORTED, staleExamples, unknownRoutes, type Fixture, type Send } from '../support/fuzz-routes.js';
 import { testMode } from '../support/mode.js';
 
 const SEED = Number(process.env.QUEEN_FUZZ_SEED || 20260131);
@@ -17,10 +18,7 @@ const RUNS_PER_ROUTE = testMode() === 'pg' ? 100 : 6;
 const db = useDatabase();
 // Long-polls end at once, so a fuzzed wait=true costs nothing.
 const client = testClient(db, { config: { maxWaitMs: 10 } });
-const send: Send = async (method, url, body) => {
-  const res = await client.app.request(url, { method, body, headers: body === undefined ? {} : { 'content-type': 'application/json' } });
-  return { status: res.status, text: await res.text(), retryAfter: res.headers.get('retry-after') };
-};
+const send = inProcess(client.app);
 const routes = routesOf(client.app);
 
 describe('fuzzed requests to every route', () => {

@@ -1,10 +1,10 @@
-// Every number and object in a request is checked at the edge (docs/api.md#validation, issue 12
-// item 3): a whole number within its field's range, an object that is an object, option and status
+// Every number and object in a request is checked at the edge (docs/api.md#validation):
+// a whole number within its field's range, an object that is an object, option and status
 // names that are the table's own (never "constructor"), text PostgreSQL can hold. Each refusal is a
 // 400 that writes nothing: these are the requests a fault-injection fuzz found answering 500 or
 // 200.
 import { beforeAll, describe, expect, it } from 'vitest';
-import { tableFingerprint } from '../support/audit.js';
+import { tableFingerprint } from '../../support/audit.js';
 import { testClient, type PopBody } from '../support/client.js';
 import { useDatabase } from '../support/db.js';
 

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bundleLambda, LAMBDA_FUNCTIONS, type BundleInfo } from '../../scripts/bundle.js';
 import { useDatabase } from '../support/db.js';
 import { testMode } from '../support/mode.js';
-import { functionUrlEvent, JWT_SECRET, token } from './support.js';
+import { functionUrlEvent, JWT_SECRET, token } from '../../support/lambda.js';
 
 let dir: string;
 let bundles: BundleInfo[];

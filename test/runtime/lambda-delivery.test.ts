@@ -12,7 +12,7 @@ import { JOBS } from '../../lib/jobs.js';
 import { useDatabase } from '../support/db.js';
 import { testMode } from '../support/mode.js';
 import { pushTo, receiver, subscribe, type Receiver } from '../delivery/helpers.js';
-import { functionUrlEvent, JWT_SECRET, parseResult, token, type LambdaResult } from './support.js';
+import { functionUrlEvent, JWT_SECRET, parseResult, token, type LambdaResult } from '../../support/lambda.js';
 
 type Handler = (event: unknown, context?: unknown) => Promise<LambdaResult>;
 interface Invocation {

@@ -9,7 +9,7 @@ import { createLambdaHandler } from '../../lib/http/runtime/lambda.js';
 import push from '../../functions/push.js';
 import { useDatabase } from '../support/db.js';
 import { adminUrl, databaseUrl, testMode } from '../support/mode.js';
-import { functionUrlEvent, JWT_SECRET, parseResult, token, type LambdaResult } from './support.js';
+import { functionUrlEvent, JWT_SECRET, parseResult, token, type LambdaResult } from '../../support/lambda.js';
 
 type Handler = (event: unknown, context?: unknown) => Promise<LambdaResult>;
 

@@ -15,7 +15,8 @@ import { readWranglerConfig, workerdConfigText, workerFromWrangler, type Wrangle
 import { startWsProxy, type WsProxy } from '../../scripts/ws-proxy.js';
 import { freshDatabase, type TestDatabase } from '../support/db.js';
 import { testMode } from '../support/mode.js';
-import { JWT_SECRET, portFrom, token } from './support.js';
+import { JWT_SECRET, token } from '../../support/lambda.js';
+import { portFrom } from '../support/server.js';
 import { SUBSCRIBED_TTL_MS } from '../../lib/broker/delivery/subscribed.js';
 import { TRIGGER_WINDOW_MS } from '../../lib/http/runtime/delivery-trigger.js';
 import { pushTo, receiver, type Receiver } from '../delivery/helpers.js';

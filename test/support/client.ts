@@ -1,11 +1,12 @@
-// The one HTTP test client: the whole broker as one Hono app over a test database, driven with
-// real requests, plus the few request shapes the suites send again and again.
+// The whole broker as one Hono app over a test database, driven with real requests through the
+// one HTTP client (support/http.ts), plus the few request shapes the suites send again and again.
 import { allFunctions } from '../../functions/index.js';
 import { readConfig, type Config } from '../../lib/config.js';
 import type { Database } from '../../lib/db/types.js';
 import { buildApp, type AppOptions } from '../../lib/http/app.js';
 import type { Principal } from '../../lib/http/context.js';
 import type { AckResult, Message, PopResponse, PushResult } from '../../client/src/wire.js';
+import { inProcess, jsonCall } from '../../support/http.js';
 
 export interface ClientOptions {
   config?: Partial<Config>;
@@ -37,17 +38,7 @@ export function testClient(db: Database | (() => Database), options: ClientOptio
   });
 
   /** Sends a request; a non-string body is sent as JSON. Returns status and parsed JSON (null for none, or for text such as Prometheus'). */
-  async function call<T = any>(method: string, path: string, body?: unknown, headers: Record<string, string> = {}) {
-    const init: RequestInit = { method, headers: { ...options.headers, ...headers } };
-    if (body !== undefined) {
-      init.body = typeof body === 'string' ? body : JSON.stringify(body);
-      (init.headers as Record<string, string>)['content-type'] = 'application/json';
-    }
-    const res = await app.request(path, init);
-    const text = await res.text();
-    const json = text !== '' && !(res.headers.get('content-type') ?? '').startsWith('text/plain');
-    return { status: res.status, body: (json ? JSON.parse(text) : null) as T, text, headers: res.headers };
-  }
+  const call = jsonCall(inProcess(app), options.headers);
 
   /** One push request of `payloads` to queue/partition (one segment); throws unless 201. */
   async function push(queue: string, partition: string, payloads: unknown[], txnIds?: string[]): Promise<Pushed[]> {

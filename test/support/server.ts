@@ -29,6 +29,12 @@ export async function portInRange(): Promise<number> {
   throw new Error('no free port left in this suite’s range');
 }
 
+/** The first free loopback port at or after `from`, below `to`: servers the tests start stay in the deploy range. */
+export async function portFrom(from: number, to = from + 10): Promise<number> {
+  for (let port = from; port < to; port++) if (await canListen(port)) return port;
+  throw new Error(`no free port in ${from}..${to - 1}`);
+}
+
 function canListen(port: number): Promise<boolean> {
   return new Promise((resolve) => {
     const probe = createServer();

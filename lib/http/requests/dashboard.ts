@@ -1,4 +1,4 @@
-// Query strings and bodies of the dashboard's routes (issue 11): time windows, queue filters,
+// Query strings and bodies of the dashboard's routes (docs/api.md#status-and-analytics): time windows, queue filters,
 // pages and the maintenance switch. Parameters the dashboard sends that mean nothing here
 // (hostname, workerId) are ignored, as Queen ignores what it does not read.
 import type { Context } from 'hono';

@@ -2,10 +2,8 @@
 // live lease, a dead-lettered message), made through the routes themselves, and one or more valid
 // requests per route. A route without an entry is still fuzzed, from guessed parameters and every
 // other route's bodies, but test/http/fuzz.test.ts fails until it has one (`unknownRoutes`).
-import type { Answer } from './load.js';
 import type { Example, Route } from './fuzz.js';
-
-export type Send = (method: string, url: string, body?: string) => Promise<Answer>;
+import type { Send } from './http.js';
 
 export interface Fixture {
   queue: string;

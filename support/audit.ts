@@ -1,9 +1,9 @@
 // Checks what the log holds against what a Load's clients were told: every push answered 201 is
 // stored once at the offset it was given, offsets are contiguous, nothing acknowledged comes back,
 // nothing is delivered while another delivery's lease is live, and everything stored was delivered.
-import { decodeSegmentRow } from '../../lib/broker/segments.js';
-import { ensureZstd } from '../../lib/codec/zstd.js';
-import type { Queryable } from '../../lib/db/types.js';
+import { decodeSegmentRow } from '../lib/broker/segments.js';
+import { ensureZstd } from '../lib/codec/zstd.js';
+import type { Queryable } from '../lib/db/types.js';
 import type { Load } from './load.js';
 
 export interface AuditReport {

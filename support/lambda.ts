@@ -1,6 +1,6 @@
-// Helpers for the runtime tests: function-URL events as AWS sends them, tokens, free ports.
+// Lambda function-URL events as AWS sends them, their results, and tokens the deployed app accepts:
+// for the runtime tests and the cold-start benchmark alike.
 import { randomUUID } from 'node:crypto';
-import { createServer } from 'node:net';
 import { SignJWT } from 'jose';
 
 export const JWT_SECRET = 'queen-runtime-test-secret-0123456789';
@@ -67,17 +67,4 @@ export interface LambdaResult {
 export function parseResult(result: LambdaResult): { status: number; body: any } {
   const text = result.isBase64Encoded ? Buffer.from(result.body, 'base64').toString('utf8') : result.body;
   return { status: result.statusCode, body: text ? JSON.parse(text) : null };
-}
-
-/** The first free loopback port at or after `from`, below `to`: servers the tests start stay in the deploy range. */
-export async function portFrom(from: number, to = from + 10): Promise<number> {
-  for (let port = from; port < to; port++) {
-    const free = await new Promise<boolean>((resolve) => {
-      const server = createServer();
-      server.once('error', () => resolve(false));
-      server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
-    });
-    if (free) return port;
-  }
-  throw new Error(`no free port in ${from}..${to - 1}`);
 }

@@ -2,14 +2,7 @@
 // with unique transactionIds that resend the same request after a failure, consumers that pop,
 // ack and resend an ack that got no answer. Every answer is tallied and every outcome recorded, so
 // an audit (audit.ts) can check what the log holds against what the clients were told.
-
-/** An HTTP answer; status 0 is none at all, with `error` saying why (ECONNREFUSED, a reset). */
-export interface Answer {
-  status: number;
-  text: string;
-  retryAfter: string | null;
-  error?: string;
-}
+import { send, type Answer } from './http.js';
 
 /** Statuses per route family, the answers no client should ever get, and the dropped connections. */
 export class Tally {
@@ -59,23 +52,8 @@ export function answerProblem(answer: Answer): string | null {
   }
   if (typeof body?.error !== 'string' || typeof body?.code !== 'string') return `${answer.status} without {error, code}: ${answer.text.slice(0, 200)}`;
   if (answer.status < 500) return null;
-  if (answer.status === 503 && body.code === 'database_unavailable' && answer.retryAfter) return null;
+  if (answer.status === 503 && body.code === 'database_unavailable' && answer.headers.get('retry-after')) return null;
   return `${answer.status} ${answer.text.slice(0, 300)}`;
-}
-
-export async function send(base: string, method: string, path: string, body?: string): Promise<Answer> {
-  try {
-    const res = await fetch(base + path, {
-      method,
-      body,
-      headers: body === undefined ? {} : { 'content-type': 'application/json' },
-      signal: AbortSignal.timeout(30_000),
-    });
-    return { status: res.status, text: await res.text(), retryAfter: res.headers.get('retry-after') };
-  } catch (err) {
-    const cause = (err as { cause?: { code?: string; message?: string } }).cause;
-    return { status: 0, text: '', retryAfter: null, error: cause?.code ?? cause?.message ?? String(err) };
-  }
 }
 
 export interface Pushed {

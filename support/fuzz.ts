@@ -4,7 +4,8 @@
 // the first check of a parser and into its deep validation.
 import fc from 'fast-check';
 import type { Hono } from 'hono';
-import { answerProblem, type Answer } from './load.js';
+import type { Answer } from './http.js';
+import { answerProblem } from './load.js';
 
 export interface Route {
   method: string;

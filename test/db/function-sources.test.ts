@@ -59,7 +59,7 @@ describe('the SQL function sources (sql/functions/)', () => {
     const renamed = rewrite(source, (c) => c.replace('admin_iso(t timestamp', 'admin_iso(p_t timestamp').replace(/\(t AT/g, '(p_t AT'));
     const helper = parseSource('sql/functions/policy.sql', `-- A new helper.\nCREATE OR REPLACE FUNCTION queen.zz_helper() RETURNS int LANGUAGE sql AS $$ SELECT 1 $$;`)[0]!;
     const caller = parseSource(
-      'sql/functions/a.sql',
+      'caller.sql',
       `-- Calls the helper.\nCREATE OR REPLACE FUNCTION queen.aa_caller() RETURNS int LANGUAGE sql AS $$ SELECT queen.zz_helper() $$;`,
     )[0]!;
     const change = await compareSources(db(), [caller, ...renamed, helper]);
@@ -102,7 +102,7 @@ describe('splitting SQL into statements', () => {
 
   it('reads a function comment as the block touching its CREATE, not a file header above a blank line', () => {
     const [fn] = parseSource(
-      'sql/functions/x.sql',
+      'x.sql',
       '-- File header.\n\n-- Why this function.\n--   indented detail\n--\n-- More.\nCREATE OR REPLACE FUNCTION queen.x() RETURNS int LANGUAGE sql AS $f$ SELECT 1 $f$;',
     );
     expect(fn!.comment).toBe('Why this function.\n  indented detail\n\nMore.');

@@ -19,7 +19,7 @@ export default tseslint.config(
     },
   },
   {
-    files: ['test/**', 'bench/**', 'cli/smoke.ts'],
+    files: ['test/**', 'support/**', 'bench/**', 'cli/smoke.ts'],
     // These read the wire's JSON answers loosely; the assertion that follows is the type check.
     rules: { '@typescript-eslint/no-explicit-any': 'off' },
   },

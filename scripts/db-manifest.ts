@@ -14,7 +14,7 @@ const edited = files.filter((f) => recorded[f.tag] !== undefined && recorded[f.t
 if (edited.length) {
   console.error(
     `${edited.map((f) => `drizzle/${f.tag}.sql`).join(', ')} changed after landing: revert the edit and put the change in a new migration ` +
-      '(npx drizzle-kit generate --custom --name <what_it_does>). hashes.json is left as it was.',
+      '(a SQL function: edit sql/functions/, then npm run db:migration -- <what_it_does>). hashes.json is left as it was.',
   );
   process.exit(1);
 }

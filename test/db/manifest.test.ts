@@ -16,7 +16,7 @@ describe('the migration manifest (drizzle/hashes.json)', () => {
       expect(
         f.hash,
         `drizzle/${f.tag}.sql changed after it landed: databases that ran it would keep the old SQL. Revert the edit and put the ` +
-          'change in a new migration (npx drizzle-kit generate --custom --name <what_it_does>), then `npm run db:manifest`',
+          'change in a new migration (a SQL function: edit sql/functions/, then npm run db:migration -- <what_it_does>), then `npm run db:manifest`',
       ).toBe(recorded[f.tag]);
     }
   });

@@ -1,104 +1,26 @@
--- An ack that carries the offsets pop returned (docs/semantics.md#acks) checked each against the
--- sidecar with a lookup of its own, one executor run an item: a batch of 100 acked by offset was
--- 9-14% slower than the same batch acked by transactionId, whose in-order case is one comparison
--- (bench/README.md#the-client-clientts). Both now read the range through queen.txn_hash_span once.
--- The sidecar's hashes of offsets [p_from, p_to] of a partition, concatenated in offset order;
--- NULL unless every offset of the range has its hash (a purged or missing row). Callers compare
--- 16-byte slices of it with the hashes a request sends. No SET options: its callers' hold.
-CREATE OR REPLACE FUNCTION queen.txn_hash_span(p_partition bigint, p_from bigint, p_to bigint)
- RETURNS bytea
- LANGUAGE plpgsql
- STABLE
-AS $function$
-DECLARE
-  v_span BYTEA;
-BEGIN
-  SELECT string_agg(substring(t.hashes FROM (greatest(t.base_offset, p_from) - t.base_offset)::INT * 16 + 1
-                              FOR (least(t.end_offset, p_to) - greatest(t.base_offset, p_from) + 1)::INT * 16),
-                    ''::BYTEA ORDER BY t.base_offset)
-    INTO v_span
-    FROM queen.log_txns t
-   WHERE t.partition_id = p_partition
-     AND t.base_offset >= coalesce((SELECT t0.base_offset FROM queen.log_txns t0
-                                     WHERE t0.partition_id = p_partition AND t0.base_offset <= p_from
-                                     ORDER BY t0.base_offset DESC LIMIT 1), p_from)
-     AND t.base_offset <= p_to AND t.end_offset >= p_from;
-  -- The rows are disjoint and clipped to the range: the full length means every offset is there.
-  RETURN CASE WHEN length(v_span) = (p_to - p_from + 1) * 16 THEN v_span END;
-END
-$function$;
---> statement-breakpoint
-CREATE OR REPLACE FUNCTION queen.resolve_txn_offsets(p_partition bigint, p_hashes bytea[], p_from bigint, p_until bigint[])
- RETURNS TABLE(item integer, msg_offset bigint)
- LANGUAGE plpgsql
- STABLE
- SET plan_cache_mode TO 'force_generic_plan'
- SET jit TO 'off'
-AS $function$
-#variable_conflict use_column
-DECLARE
-  n INT := coalesce(cardinality(p_hashes), 0);
-  v_to BIGINT := (SELECT max(u.hi) FROM unnest(p_until) AS u(hi));
-  v_first_row BIGINT;
-BEGIN
-  v_first_row := coalesce((SELECT t.base_offset FROM queen.log_txns t
-                            WHERE t.partition_id = p_partition AND t.base_offset <= p_from
-                            ORDER BY t.base_offset DESC LIMIT 1), p_from);
-  -- A batch acked as it was delivered (Queen's clients ack in message order): the request's
-  -- hashes, concatenated, are the sidecar's bytes for [p_from, p_from + n). One comparison of two
-  -- byte strings maps item k to p_from + k - 1, instead of exploding the rows and joining.
-  IF p_from + n - 1 <= v_to
-     AND queen.txn_hash_span(p_partition, p_from, p_from + n - 1)
-         = (SELECT string_agg(h.h, ''::BYTEA ORDER BY h.k) FROM unnest(p_hashes) WITH ORDINALITY AS h(h, k))
-     AND NOT EXISTS (SELECT 1 FROM unnest(p_until) WITH ORDINALITY AS u(hi, k) WHERE p_from + u.k - 1 > u.hi) THEN
-    RETURN QUERY SELECT x.k::INT, p_from + x.k - 1 FROM generate_series(1, n) AS x(k);
-    RETURN;
-  END IF;
-  IF v_to - v_first_row + 1 <= 64 * n THEN
-    -- The range is about as large as the request (a batch acked by transactionId): explode its
-    -- sidecar rows once into (offset, hash) and hash-join the request, linear in both.
-    RETURN QUERY
-      WITH want AS MATERIALIZED (
-        SELECT x.k, p_hashes[x.k] AS h, p_until[x.k] AS hi FROM generate_series(1, n) AS x(k)
-      ), cand AS MATERIALIZED (
-        SELECT t.base_offset + u.idx AS o, u.h
-          FROM queen.log_txns t CROSS JOIN LATERAL queen.log_unnest_hashes(t.hashes) AS u
-         WHERE t.partition_id = p_partition AND t.base_offset >= v_first_row AND t.base_offset <= v_to
-      )
-      SELECT want.k, min(cand.o)
-        FROM want JOIN cand ON cand.h = want.h AND cand.o >= p_from AND cand.o <= want.hi
-       GROUP BY want.k;
-  ELSIF n < 16 THEN
-    -- A few ids in a long range: position() finds a 16-byte hash in a sidecar row in C; only a
-    -- match that is misaligned or outside the range (a repeated transactionId) explodes the row.
-    RETURN QUERY
-      WITH want AS (
-        SELECT x.k, p_hashes[x.k] AS h, p_until[x.k] AS hi FROM generate_series(1, n) AS x(k)
-      ), hit AS (
-        SELECT want.k, want.h, want.hi, t.base_offset AS base, t.hashes, position(want.h IN t.hashes) AS pos
-          FROM want JOIN queen.log_txns t
-            ON t.partition_id = p_partition AND t.base_offset >= v_first_row AND t.base_offset <= want.hi
-      )
-      SELECT hit.k, min(CASE
-               WHEN (hit.pos - 1) % 16 = 0 AND hit.base + (hit.pos - 1) / 16 >= p_from
-                    AND hit.base + (hit.pos - 1) / 16 <= hit.hi THEN hit.base + (hit.pos - 1) / 16
-               ELSE (SELECT min(hit.base + u.idx) FROM queen.log_unnest_hashes(hit.hashes) AS u
-                      WHERE u.h = hit.h AND hit.base + u.idx >= p_from AND hit.base + u.idx <= hit.hi)
-             END)
-        FROM hit WHERE hit.pos > 0 GROUP BY hit.k;
-  ELSE
-    -- Many ids in a range far longer than the request (an unleased ack of a cursor far behind):
-    -- the index returns only the sidecar rows holding one of the keys.
-    RETURN QUERY
-      SELECT x.k, min(f.msg_offset)
-        FROM generate_series(1, n) AS x(k)
-        JOIN queen.find_txn_offsets(p_partition, p_hashes, p_from, v_to) AS f
-          ON f.hash = p_hashes[x.k] AND f.msg_offset <= p_until[x.k]
-       GROUP BY x.k;
-  END IF;
-END
-$function$;
---> statement-breakpoint
+-- Written by `npm run db:migration` from sql/functions/: read the change there.
+-- The items of one cursor (partition p_partition, group p_group), numbered 1..n here; p_idx maps
+-- them back to the request. Locks the cursor, authorises each item, resolves transactionId ->
+-- offset, then moves the cursor once: highest completed offset clamped below the lowest
+-- non-completed signal F (dlq > failed > retry at equal offsets), then applies F.
+--
+-- Authorisation: an item's leaseId, or (a transaction's ack without one) the live lease when it is
+-- in p_required_leases, must be the live lease; then the item may resolve in (committed, batch_end].
+-- No lease at all: allowed while no lease is live, over (committed, last_offset]. Whatever the
+-- lease, an item at or below the cursor is a no-op success (already_committed): a retried ack
+-- whose answer was lost. A refused item gets its refusal only if it is not found there.
+--
+-- Two things SQL cannot do alone, answered with `need` rows instead of results (nothing of the
+-- cursor is written; the broker calls again with what was asked for):
+--   'decode' the hashes of need_items are below txns_start (purged): these segments must be searched
+--   'frame'  the cursor dead-letters offset F: the frame at F, decoded, goes into log_dlq
+-- The second call recomputes everything under the cursor lock, so the DLQ copy and the cursor move
+-- commit together and only if the recomputation still dead-letters that same offset.
+--
+-- attempt (what pop reports): a delivery whose first message was in the previous delivery to the
+-- group is that delivery's attempt + 1, any other delivery is 1. pop_claim compares its start with
+-- attempt_offset; this function keeps attempt_offset on the first message still unacked of the
+-- last lease, so a partial ack, a nack or a DLQ move followed by a redelivery counts it.
 CREATE OR REPLACE FUNCTION queen.ack_cursor(p_tenant text, p_partition bigint, p_group text, p_idx integer[], p_hashes bytea[], p_offsets bigint[], p_statuses text[], p_leases text[], p_errors text[], p_required_leases text[], f_partitions bigint[], f_offsets bigint[], f_message_ids uuid[], f_txns text[], f_traces uuid[], f_subs text[], f_payloads bytea[], f_encrypted boolean[], f_created timestamp with time zone[])
  RETURNS SETOF queen.ack_row
  LANGUAGE plpgsql
@@ -322,11 +244,11 @@ BEGIN
     IF v_signal_status = 'retry' THEN
       v_committed := greatest(v_committed, v_signal - 1);
       v_retry_not_before := NULL;
-    ELSIF v_signal_status = 'failed' AND v_retry_count + 1 <= part.retry_limit THEN
+    ELSIF v_signal_status = 'failed' AND queen.retry_allowed(v_retry_count, part.retry_limit) THEN
       v_retry_count := v_retry_count + 1;
       v_retry_offset := v_signal;
       v_committed := greatest(v_committed, v_signal - 1);
-      v_retry_not_before := CASE WHEN part.retry_delay > 0 THEN v_now + make_interval(secs => part.retry_delay / 1000.0) END;
+      v_retry_not_before := queen.retry_not_before(v_now, part.retry_delay, v_retry_count);
     ELSIF v_signal IS NOT NULL THEN
       IF v_signal_status = 'failed' THEN v_retry_count := v_retry_count + 1; END IF;
       v_dead_letter := true;
@@ -403,5 +325,109 @@ BEGIN
            v_offset[x.k], NULL::TEXT, NULL::BIGINT, NULL::INT[], NULL::BIGINT, NULL::BIGINT, NULL::BIGINT,
            NULL::BIGINT, NULL::TIMESTAMPTZ, NULL::BYTEA
       FROM generate_series(1, n) AS x(k);
+END
+$function$;
+--> statement-breakpoint
+-- The sidecar's hashes of offsets [p_from, p_to] of a partition, concatenated in offset order;
+-- NULL unless every offset of the range has its hash (a purged or missing row). Callers compare
+-- 16-byte slices of it with the hashes a request sends. No SET options: its callers' hold.
+CREATE OR REPLACE FUNCTION queen.txn_hash_span(p_partition bigint, p_from bigint, p_to bigint)
+ RETURNS bytea
+ LANGUAGE plpgsql
+ STABLE
+AS $function$
+DECLARE
+  v_span BYTEA;
+BEGIN
+  SELECT string_agg(substring(t.hashes FROM (greatest(t.base_offset, p_from) - t.base_offset)::INT * 16 + 1
+                              FOR (least(t.end_offset, p_to) - greatest(t.base_offset, p_from) + 1)::INT * 16),
+                    ''::BYTEA ORDER BY t.base_offset)
+    INTO v_span
+    FROM queen.log_txns t
+   WHERE t.partition_id = p_partition
+     AND t.base_offset >= coalesce((SELECT t0.base_offset FROM queen.log_txns t0
+                                     WHERE t0.partition_id = p_partition AND t0.base_offset <= p_from
+                                     ORDER BY t0.base_offset DESC LIMIT 1), p_from)
+     AND t.base_offset <= p_to AND t.end_offset >= p_from;
+  -- The rows are disjoint and clipped to the range: the full length means every offset is there.
+  RETURN CASE WHEN length(v_span) = (p_to - p_from + 1) * 16 THEN v_span END;
+END
+$function$;
+--> statement-breakpoint
+COMMENT ON FUNCTION queen.txn_hash_span(bigint,bigint,bigint) IS 'The sidecar''s hashes of offsets [p_from, p_to] of a partition, concatenated in offset order;
+NULL unless every offset of the range has its hash (a purged or missing row). Callers compare
+16-byte slices of it with the hashes a request sends. No SET options: its callers'' hold.';
+--> statement-breakpoint
+-- For each hash k of p_hashes, the lowest offset in [p_from, p_until[k]] holding it (item k; none
+-- when not found): the ids of an ack, after the cursor. p_from is at or above txns_start: below the
+-- watermarks there are only dead index entries, never stepped back through.
+CREATE OR REPLACE FUNCTION queen.resolve_txn_offsets(p_partition bigint, p_hashes bytea[], p_from bigint, p_until bigint[])
+ RETURNS TABLE(item integer, msg_offset bigint)
+ LANGUAGE plpgsql
+ STABLE
+ SET plan_cache_mode TO 'force_generic_plan'
+ SET jit TO 'off'
+AS $function$
+#variable_conflict use_column
+DECLARE
+  n INT := coalesce(cardinality(p_hashes), 0);
+  v_to BIGINT := (SELECT max(u.hi) FROM unnest(p_until) AS u(hi));
+  v_first_row BIGINT;
+BEGIN
+  v_first_row := coalesce((SELECT t.base_offset FROM queen.log_txns t
+                            WHERE t.partition_id = p_partition AND t.base_offset <= p_from
+                            ORDER BY t.base_offset DESC LIMIT 1), p_from);
+  -- A batch acked as it was delivered (Queen's clients ack in message order): the request's
+  -- hashes, concatenated, are the sidecar's bytes for [p_from, p_from + n). One comparison of two
+  -- byte strings maps item k to p_from + k - 1, instead of exploding the rows and joining.
+  IF p_from + n - 1 <= v_to
+     AND queen.txn_hash_span(p_partition, p_from, p_from + n - 1)
+         = (SELECT string_agg(h.h, ''::BYTEA ORDER BY h.k) FROM unnest(p_hashes) WITH ORDINALITY AS h(h, k))
+     AND NOT EXISTS (SELECT 1 FROM unnest(p_until) WITH ORDINALITY AS u(hi, k) WHERE p_from + u.k - 1 > u.hi) THEN
+    RETURN QUERY SELECT x.k::INT, p_from + x.k - 1 FROM generate_series(1, n) AS x(k);
+    RETURN;
+  END IF;
+  IF v_to - v_first_row + 1 <= 64 * n THEN
+    -- The range is about as large as the request (a batch acked by transactionId): explode its
+    -- sidecar rows once into (offset, hash) and hash-join the request, linear in both.
+    RETURN QUERY
+      WITH want AS MATERIALIZED (
+        SELECT x.k, p_hashes[x.k] AS h, p_until[x.k] AS hi FROM generate_series(1, n) AS x(k)
+      ), cand AS MATERIALIZED (
+        SELECT t.base_offset + u.idx AS o, u.h
+          FROM queen.log_txns t CROSS JOIN LATERAL queen.log_unnest_hashes(t.hashes) AS u
+         WHERE t.partition_id = p_partition AND t.base_offset >= v_first_row AND t.base_offset <= v_to
+      )
+      SELECT want.k, min(cand.o)
+        FROM want JOIN cand ON cand.h = want.h AND cand.o >= p_from AND cand.o <= want.hi
+       GROUP BY want.k;
+  ELSIF n < 16 THEN
+    -- A few ids in a long range: position() finds a 16-byte hash in a sidecar row in C; only a
+    -- match that is misaligned or outside the range (a repeated transactionId) explodes the row.
+    RETURN QUERY
+      WITH want AS (
+        SELECT x.k, p_hashes[x.k] AS h, p_until[x.k] AS hi FROM generate_series(1, n) AS x(k)
+      ), hit AS (
+        SELECT want.k, want.h, want.hi, t.base_offset AS base, t.hashes, position(want.h IN t.hashes) AS pos
+          FROM want JOIN queen.log_txns t
+            ON t.partition_id = p_partition AND t.base_offset >= v_first_row AND t.base_offset <= want.hi
+      )
+      SELECT hit.k, min(CASE
+               WHEN (hit.pos - 1) % 16 = 0 AND hit.base + (hit.pos - 1) / 16 >= p_from
+                    AND hit.base + (hit.pos - 1) / 16 <= hit.hi THEN hit.base + (hit.pos - 1) / 16
+               ELSE (SELECT min(hit.base + u.idx) FROM queen.log_unnest_hashes(hit.hashes) AS u
+                      WHERE u.h = hit.h AND hit.base + u.idx >= p_from AND hit.base + u.idx <= hit.hi)
+             END)
+        FROM hit WHERE hit.pos > 0 GROUP BY hit.k;
+  ELSE
+    -- Many ids in a range far longer than the request (an unleased ack of a cursor far behind):
+    -- the index returns only the sidecar rows holding one of the keys.
+    RETURN QUERY
+      SELECT x.k, min(f.msg_offset)
+        FROM generate_series(1, n) AS x(k)
+        JOIN queen.find_txn_offsets(p_partition, p_hashes, p_from, v_to) AS f
+          ON f.hash = p_hashes[x.k] AND f.msg_offset <= p_until[x.k]
+       GROUP BY x.k;
+  END IF;
 END
 $function$;

@@ -8,6 +8,8 @@
 // BENCH_PROFILE=1: also, for our server, pg_stat_statements (track = all) per window and the V8
 // profile by owner (package, lib/ file, GC); BENCH_PERF=1 also `perf` (on-CPU samples) over our
 // server's processes by category; BENCH_LOAD=producer runs the producer alone.
+// BENCH_BASE_DIR: another checkout's server.ts too ("base", its own database), measured in turn with
+// ours, e.g. the commit before a change.
 // BENCH_QUEEN_SCHEMA_DIR: the directory holding Queen's `schema/` (default: the binary's ../../lib);
 // BENCH_QUEEN_REPO: the queen-mq/queen git directory the runner is read from; BENCH_RUNNER_DIR:
 // where it is written with its dependencies (autocannon 8, axios 1; installed once).
@@ -47,7 +49,9 @@ const COUNTS = {
 };
 
 interface Side {
-  name: 'ours' | 'queen';
+  name: 'ours' | 'base' | 'queen';
+  /** Where its messages are counted. */
+  kind: keyof typeof COUNTS;
   server: Server;
   db: string;
 }
@@ -65,16 +69,19 @@ interface Row {
 const cluster = startCluster({ port: 7262, statements: PROFILE, settings: parseSettings(process.env.BENCH_PG_SETTINGS) });
 const sides: Side[] = [];
 try {
-  for (const db of ['ours', 'queen']) await withClient(cluster.url('postgres'), (c) => c.query(`CREATE DATABASE ${db}`));
+  const BASE_DIR = process.env.BENCH_BASE_DIR;
+  for (const db of ['ours', 'queen', ...(BASE_DIR ? ['base'] : [])]) await withClient(cluster.url('postgres'), (c) => c.query(`CREATE DATABASE ${db}`));
   if (PROFILE) await withClient(cluster.url('ours'), (c) => c.query('CREATE EXTENSION pg_stat_statements'));
   const nodeArgs = [...(PROFILE ? [`--inspect=127.0.0.1:${INSPECT_PORT}`] : []), ...(PERF ? ['--perf-basic-prof-only-functions'] : [])];
-  sides.push({ name: 'ours', db: 'ours', server: await startServer({ databaseUrl: cluster.url('ours'), port: 7214, nodeArgs }) });
+  sides.push({ name: 'ours', kind: 'ours', db: 'ours', server: await startServer({ databaseUrl: cluster.url('ours'), port: 7214, nodeArgs }) });
   const inspector = PROFILE ? await Inspector.connect(INSPECT_PORT) : null;
+  if (BASE_DIR) sides.push({ name: 'base', kind: 'ours', db: 'base', server: await startServer({ databaseUrl: cluster.url('base'), port: 7216, dir: BASE_DIR }) });
   if (QUEEN_BIN) {
     const cwd = process.env.BENCH_QUEEN_SCHEMA_DIR ?? resolve(dirname(QUEEN_BIN), '../../lib');
-    sides.push({ name: 'queen', db: 'queen', server: await startQueenServer(QUEEN_BIN, cwd, { port: cluster.port, database: 'queen' }, 7215) });
+    sides.push({ name: 'queen', kind: 'queen', db: 'queen', server: await startQueenServer(QUEEN_BIN, cwd, { port: cluster.port, database: 'queen' }, 7215) });
   }
   console.log(`Queen's runner from ${REPO} in ${RUNNER}; ${SECONDS} s each; Queen's server: ${QUEEN_BIN ?? 'not given (BENCH_QUEEN_SERVER)'}`);
+  if (BASE_DIR) console.log(`base: ${BASE_DIR}`);
 
   const results = new Map<string, Row>();
   for (const size of SIZES) {
@@ -82,7 +89,7 @@ try {
       const queue = `bench-${size}`;
       const count = () =>
         withClient(cluster.url(side.db), async (c) => {
-          const r = (await c.query(COUNTS[side.name], [queue])).rows[0];
+          const r = (await c.query(COUNTS[side.kind], [queue])).rows[0];
           return { pushed: Number(r.pushed), consumed: Number(r.consumed), bytes: totalBytes(await schemaBytes(c, 'queen')) };
         });
       if (WARMUP > 0) await runQueenLoad(RUNNER, side.server.base.origin, queue, size, WARMUP, !PRODUCER_ONLY);
@@ -145,8 +152,9 @@ try {
   }
 
   const pair = (size: number, f: (r: Row) => string) => sides.map((s) => f(results.get(`${s.name}/${size}`)!)).join(' / ');
+  const other = sides.find((s) => s.name === 'queen') ?? sides.find((s) => s.name === 'base');
   const ratio = (size: number, f: (r: Row) => number) =>
-    sides.length === 2 ? ` (${(f(results.get(`ours/${size}`)!) / f(results.get(`queen/${size}`)!)).toFixed(2)}x)` : '';
+    other ? ` (${(f(results.get(`ours/${size}`)!) / f(results.get(`${other.name}/${size}`)!)).toFixed(2)}x)` : '';
   console.log(`\n| messages per push | push msgs/s ${sides.map((s) => s.name).join(' / ')} | consumed msgs/s | PostgreSQL CPU µs per message | server CPU µs per message | bytes per message |`);
   console.log('| --- | --- | --- | --- | --- | --- |');
   for (const size of SIZES) {

@@ -476,6 +476,8 @@ CREATE TYPE queen.delivery_claim_row AS (
 --   sql/functions/traces.sql
 -- queen.traces_by_name(p_tenant text, p_name text, p_limit integer, p_offset integer) RETURNS jsonb
 --   sql/functions/traces.sql
+-- queen.txn_hash_span(p_partition bigint, p_from bigint, p_to bigint) RETURNS bytea
+--   sql/functions/dedup.sql
 -- queen.txn_key(p_partition bigint, p_hash bytea) RETURNS bigint
 --   sql/functions/dedup.sql
 -- queen.update_subscription(p_tenant text, p_group text, p_ts timestamp with time zone) RETURNS bigint

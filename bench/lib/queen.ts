@@ -27,8 +27,11 @@ export async function push(base: URL, body: string): Promise<number> {
 export interface Popped {
   partition: string;
   leaseId: string;
-  messages: { transactionId: string; partitionId: string }[];
+  messages: { transactionId: string; partitionId: string; offset?: number }[];
 }
+
+// BENCH_ACK_OFFSETS=1: acks echo the offsets pop returned, as queen-serverless-client's consume does.
+const ACK_OFFSETS = process.env.BENCH_ACK_OFFSETS === '1';
 
 export async function pop(base: URL, path: string): Promise<Popped | null> {
   const reply = await call(base, 'GET', path, undefined, [200, 204]);
@@ -36,7 +39,14 @@ export async function pop(base: URL, path: string): Promise<Popped | null> {
 }
 
 export async function ack(base: URL, popped: Popped): Promise<void> {
-  const acknowledgments = popped.messages.map((m) => ({ transactionId: m.transactionId, partitionId: m.partitionId, status: 'completed', error: null, leaseId: popped.leaseId }));
+  const acknowledgments = popped.messages.map((m) => ({
+    transactionId: m.transactionId,
+    partitionId: m.partitionId,
+    status: 'completed',
+    error: null,
+    leaseId: popped.leaseId,
+    ...(ACK_OFFSETS ? { offset: m.offset } : {}),
+  }));
   const reply = await call(base, 'POST', '/api/v1/ack/batch', JSON.stringify({ acknowledgments, consumerGroup: null }), [200]);
   const results = JSON.parse(reply.text) as { success: boolean; error: string | null }[];
   const failed = results.find((r) => !r.success);

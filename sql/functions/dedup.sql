@@ -69,6 +69,32 @@ BEGIN
 END
 $function$;
 
+-- The sidecar's hashes of offsets [p_from, p_to] of a partition, concatenated in offset order;
+-- NULL unless every offset of the range has its hash (a purged or missing row). Callers compare
+-- 16-byte slices of it with the hashes a request sends. No SET options: its callers' hold.
+CREATE OR REPLACE FUNCTION queen.txn_hash_span(p_partition bigint, p_from bigint, p_to bigint)
+ RETURNS bytea
+ LANGUAGE plpgsql
+ STABLE
+AS $function$
+DECLARE
+  v_span BYTEA;
+BEGIN
+  SELECT string_agg(substring(t.hashes FROM (greatest(t.base_offset, p_from) - t.base_offset)::INT * 16 + 1
+                              FOR (least(t.end_offset, p_to) - greatest(t.base_offset, p_from) + 1)::INT * 16),
+                    ''::BYTEA ORDER BY t.base_offset)
+    INTO v_span
+    FROM queen.log_txns t
+   WHERE t.partition_id = p_partition
+     AND t.base_offset >= coalesce((SELECT t0.base_offset FROM queen.log_txns t0
+                                     WHERE t0.partition_id = p_partition AND t0.base_offset <= p_from
+                                     ORDER BY t0.base_offset DESC LIMIT 1), p_from)
+     AND t.base_offset <= p_to AND t.end_offset >= p_from;
+  -- The rows are disjoint and clipped to the range: the full length means every offset is there.
+  RETURN CASE WHEN length(v_span) = (p_to - p_from + 1) * 16 THEN v_span END;
+END
+$function$;
+
 -- For each hash k of p_hashes, the lowest offset in [p_from, p_until[k]] holding it (item k; none
 -- when not found): the ids of an ack, after the cursor. p_from is at or above txns_start: below the
 -- watermarks there are only dead index entries, never stepped back through.
@@ -91,14 +117,9 @@ BEGIN
   -- A batch acked as it was delivered (Queen's clients ack in message order): the request's
   -- hashes, concatenated, are the sidecar's bytes for [p_from, p_from + n). One comparison of two
   -- byte strings maps item k to p_from + k - 1, instead of exploding the rows and joining.
-  IF p_from + n - 1 <= v_to AND (
-       SELECT string_agg(substring(t.hashes FROM (greatest(t.base_offset, p_from) - t.base_offset)::INT * 16 + 1
-                                   FOR (least(t.end_offset, p_from + n - 1) - greatest(t.base_offset, p_from) + 1)::INT * 16),
-                         ''::BYTEA ORDER BY t.base_offset)
-         FROM queen.log_txns t
-        WHERE t.partition_id = p_partition AND t.base_offset >= v_first_row AND t.base_offset <= p_from + n - 1
-          AND t.end_offset >= p_from
-     ) = (SELECT string_agg(h.h, ''::BYTEA ORDER BY h.k) FROM unnest(p_hashes) WITH ORDINALITY AS h(h, k))
+  IF p_from + n - 1 <= v_to
+     AND queen.txn_hash_span(p_partition, p_from, p_from + n - 1)
+         = (SELECT string_agg(h.h, ''::BYTEA ORDER BY h.k) FROM unnest(p_hashes) WITH ORDINALITY AS h(h, k))
      AND NOT EXISTS (SELECT 1 FROM unnest(p_until) WITH ORDINALITY AS u(hi, k) WHERE p_from + u.k - 1 > u.hi) THEN
     RETURN QUERY SELECT x.k::INT, p_from + x.k - 1 FROM generate_series(1, n) AS x(k);
     RETURN;

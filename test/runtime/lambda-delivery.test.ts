@@ -7,6 +7,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import ack from '../../functions/ack.js';
 import { JOB_RUNS } from '../../functions/jobs.js';
 import push from '../../functions/push.js';
+import { forgetSubscribedQueues, refreshSubscribedQueues } from '../../lib/broker/delivery/subscribed.js';
+import type { Database } from '../../lib/db/types.js';
+import { lambdaDeliveryTrigger } from '../../lib/http/runtime/delivery-trigger.js';
 import { createDeliverHandler, createLambdaHandler } from '../../lib/http/runtime/lambda.js';
 import { JOBS } from '../../lib/jobs.js';
 import { useDatabase } from '../support/db.js';
@@ -80,6 +83,8 @@ describe.skipIf(testMode() !== 'pg')('the Deliver Lambda', () => {
   };
 
   it('is invoked asynchronously by a push to a subscribed queue, SigV4-signed, and delivers the push', async () => {
+    // The instance's copy of the subscribed queues is stale (a cold start): the event names the queues.
+    forgetSubscribedQueues();
     const handler = createLambdaHandler([push], env) as unknown as Handler;
     const res = parseResult(await handler(functionUrlEvent('POST', '/api/v1/push', { body: { items: [{ queue: 'lambda-hooked', partition: 'p1', payload: { id: 1 } }] }, headers: auth })));
     expect(res.status).toBe(201);
@@ -89,14 +94,52 @@ describe.skipIf(testMode() !== 'pg')('the Deliver Lambda', () => {
     expect(call!.headers['x-amz-invocation-type']).toBe('Event');
     expect(call!.headers['x-amz-security-token']).toBe('session-token-example');
     expect(call!.headers.authorization).toMatch(/^AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE\/\d{8}\/eu-west-1\/lambda\/aws4_request, SignedHeaders=\S+, Signature=[0-9a-f]{64}$/);
-    expect(call!.payload).toEqual({ queueIds: [queueId] });
+    expect(call!.payload).toEqual({ tenant: expect.any(String), queues: ['lambda-hooked'] });
     await waitFor(() => hook.arrivals.length === 1);
     expect(hook.badSignatures).toEqual([]);
     expect(hook.arrivals[0]!.body).toMatchObject({ queue: 'lambda-hooked', partition: 'p1', messages: [{ offset: 0, data: { id: 1 } }] });
+    // The copy was read again beside that invocation: the next push names the queue's id.
+    await waitFor(() => invocations.length === 1 && runs.length === 1);
+    await Promise.all(runs);
+    const again = parseResult(await handler(functionUrlEvent('POST', '/api/v1/push', { body: { items: [{ queue: 'lambda-hooked', partition: 'p1', payload: { id: 2 } }] }, headers: auth })));
+    expect(again.status).toBe(201);
+    expect(invocations.map((i) => i.payload)).toEqual([call!.payload, { queueIds: [queueId] }]);
+    await waitFor(() => hook.arrivals.length === 2);
+  });
+
+  it('never holds a push for the read of a stale copy of the subscribed queues', async () => {
+    forgetSubscribedQueues();
+    const real = db();
+    let release: () => void = () => {};
+    const held = new Promise<void>((r) => (release = r));
+    // The real database, with the subscriptions' read held until the push's trigger has returned.
+    const slow: Database = {
+      driver: real.driver,
+      transaction: (fn) => real.transaction(fn),
+      close: () => real.close(),
+      query: async (text, params) => {
+        if (text.includes('queen.subscriptions')) await held;
+        return real.query(text, params);
+      },
+    };
+    const before = invocations.length;
+    const trigger = lambdaDeliveryTrigger(env, () => {});
+    await trigger(slow, 'default', ['lambda-plain', 'lambda-hooked']);
+    expect(invocations.slice(before).map((i) => i.payload)).toEqual([{ tenant: 'default', queues: ['lambda-plain', 'lambda-hooked'] }]);
+    release();
+    await Promise.all(runs);
+  });
+
+  it('resolves named queues itself: nothing to do for queues without a subscription', async () => {
+    await Promise.all(runs);
+    expect(await deliver({ tenant: 'default', queues: ['lambda-plain', 'no-such-queue'] })).toEqual({ batches: 0, delivered: 0, failed: 0, deadLettered: 0 });
+    await pushTo(db(), 'lambda-hooked', ['p5'], 1);
+    expect(await deliver({ tenant: 'default', queues: ['lambda-plain', 'lambda-hooked'] })).toMatchObject({ batches: 1, delivered: 1 });
   });
 
   it('is invoked for the pushes of a transaction on the Ack function, and not for a queue nobody subscribed to', async () => {
     const handler = createLambdaHandler([ack, push], env) as unknown as Handler;
+    await refreshSubscribedQueues(db());
     const before = invocations.length;
     const plain = parseResult(await handler(functionUrlEvent('POST', '/api/v1/push', { body: { items: [{ queue: 'lambda-plain', payload: 1 }] }, headers: auth })));
     expect(plain.status).toBe(201);

@@ -8,7 +8,7 @@ import { AwsClient } from 'aws4fetch';
 import type { Config, Env } from '../../config.js';
 import type { Database } from '../../db/types.js';
 import { runDelivery } from '../../broker/delivery/dispatch.js';
-import { cachedSubscribedQueues, subscribedQueues } from '../../broker/delivery/subscribed.js';
+import { cachedSubscribedQueues, refreshSubscribedQueues, subscribedQueues } from '../../broker/delivery/subscribed.js';
 import type { AfterPush } from '../context.js';
 
 export const TRIGGER_WINDOW_MS = 2_000;
@@ -104,17 +104,20 @@ export function workerDeliveryTrigger(config: Config, waitUntil: (p: Promise<unk
  * AWS: an asynchronous invocation (InvocationType Event) of the Deliver function named by
  * QUEEN_DELIVER_FUNCTION, signed with the function's own credentials. Lambda answers 202 once it
  * has queued the event (and retries it twice), so the push waits for that, not for delivery.
+ * The push never waits for a query: while the instance's copy of the subscribed queues is fresh
+ * it decides (nothing to invoke for a queue without a subscription); when it is stale the event
+ * names the queues, the Deliver function resolves them, and the copy is read again beside the
+ * invocation for the next push (at most one such invocation per copy's lifetime).
  */
 export function lambdaDeliveryTrigger(env: Env, log: Log): AfterPush {
   const fn = env.QUEEN_DELIVER_FUNCTION;
   if (!fn) return async () => {};
   let client: AwsClient | undefined;
   return async (db, tenant, queues) => {
-    const ids = await subscribedQueues(db, tenant, queues).catch((err: unknown) => {
-      log('reading the subscribed queues failed (the sweep delivers)', err);
-      return [];
-    });
-    if (ids.length === 0) return;
+    const ids = cachedSubscribedQueues(tenant, queues);
+    if (ids !== null && ids.length === 0) return;
+    if (ids === null) void refreshSubscribedQueues(db).catch((err: unknown) => log('reading the subscribed queues failed', err));
+    const event: DeliverEvent = ids ? { queueIds: ids } : { tenant, queues: [...queues] };
     const region = env.AWS_REGION ?? 'us-east-1';
     client ??= new AwsClient({ accessKeyId: env.AWS_ACCESS_KEY_ID ?? '', secretAccessKey: env.AWS_SECRET_ACCESS_KEY ?? '', sessionToken: env.AWS_SESSION_TOKEN, region, service: 'lambda' });
     // AWS_ENDPOINT_URL_LAMBDA is the AWS SDKs' own per-service endpoint variable.
@@ -123,7 +126,7 @@ export function lambdaDeliveryTrigger(env: Env, log: Log): AfterPush {
       const res = await client.fetch(`${endpoint}/2015-03-31/functions/${encodeURIComponent(fn)}/invocations`, {
         method: 'POST',
         headers: { 'content-type': 'application/json', 'x-amz-invocation-type': 'Event' },
-        body: JSON.stringify({ queueIds: ids } satisfies DeliverEvent),
+        body: JSON.stringify(event),
       });
       if (res.status !== 202) log(`invoking ${fn} answered ${res.status}: ${(await res.text()).slice(0, 300)} (the sweep delivers)`);
     } catch (err) {
@@ -132,10 +135,22 @@ export function lambdaDeliveryTrigger(env: Env, log: Log): AfterPush {
   };
 }
 
-/** What the Deliver Lambda receives from a push; anything else (the schedule's event) is a sweep. */
-export interface DeliverEvent {
-  queueIds: number[];
+/**
+ * What the Deliver Lambda receives from a push: the queue ids with a subscription, or, when the
+ * pushing instance could not say without a query, the queues it wrote. Anything else (the
+ * schedule's event) is a sweep.
+ */
+export type DeliverEvent = { queueIds: number[] } | { tenant: string; queues: string[] };
+
+export function isDeliverEvent(event: unknown): event is DeliverEvent {
+  const e = event as { queueIds?: unknown; tenant?: unknown; queues?: unknown } | null;
+  if (Array.isArray(e?.queueIds)) return e.queueIds.every((id) => Number.isSafeInteger(id));
+  return typeof e?.tenant === 'string' && Array.isArray(e.queues) && e.queues.every((q) => typeof q === 'string');
 }
 
-export const isDeliverEvent = (event: unknown): event is DeliverEvent =>
-  Array.isArray((event as DeliverEvent | null)?.queueIds) && (event as DeliverEvent).queueIds.every((id) => Number.isSafeInteger(id));
+/** The queue ids a Deliver event asks for: named queues are resolved from a fresh read of the subscriptions. */
+export async function deliverEventQueues(db: Database, event: DeliverEvent): Promise<number[]> {
+  if ('queueIds' in event) return event.queueIds;
+  await refreshSubscribedQueues(db);
+  return cachedSubscribedQueues(event.tenant, event.queues) ?? [];
+}

@@ -4,14 +4,14 @@
 // The pool lives in module scope: one Lambda instance serves one request at a time and reuses its
 // connection across warm invocations.
 import { handle } from 'hono/aws-lambda';
-import { runDelivery } from '../../broker/delivery/dispatch.js';
+import { runDelivery, type DispatchReport } from '../../broker/delivery/dispatch.js';
 import { preparedStatements, readConfig, type Config, type Env } from '../../config.js';
 import type { Database } from '../../db/types.js';
 import type { Job } from '../../jobs.js';
 import type { QueenFunction } from '../context.js';
 import { connectDeployed, schemaGuard } from './database.js';
 import { buildDeployedApp } from './deployed.js';
-import { isDeliverEvent, lambdaDeliveryTrigger, TRIGGER_WINDOW_MS } from './delivery-trigger.js';
+import { deliverEventQueues, isDeliverEvent, lambdaDeliveryTrigger, TRIGGER_WINDOW_MS } from './delivery-trigger.js';
 
 const log = (message: string, err?: unknown) => (err === undefined ? console.log(message) : console.error(message, err));
 
@@ -61,6 +61,9 @@ export function createDeliverHandler<T>(job: Job, sweep: LambdaJobRun<T>, env: E
   return async (event?: unknown, context?: LambdaContext) => {
     if (!isDeliverEvent(event)) return scheduled(event, context);
     const deadline = Date.now() + TRIGGER_WINDOW_MS;
-    return runDelivery(await database(), readConfig(env, { auth: 'jwt' }), { deadline, queueIds: event.queueIds, log });
+    const db = await database();
+    const queueIds = await deliverEventQueues(db, event);
+    if (queueIds.length === 0) return { batches: 0, delivered: 0, failed: 0, deadLettered: 0 } satisfies DispatchReport;
+    return runDelivery(db, readConfig(env, { auth: 'jwt' }), { deadline, queueIds, log });
   };
 }

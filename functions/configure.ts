@@ -37,7 +37,9 @@ export default defineFunction('configure', (app) => {
     return c.json({ queues: await listQueues(c.get('db'), brokerContext(c), filter) });
   });
 
-  app.get('/api/v1/resources/overview', requireRole('read-only'), async (c) => c.json(await resourcesOverview(c.get('db'), brokerContext(c))));
+  app.get('/api/v1/resources/overview', requireRole('read-only'), async (c) =>
+    c.json(await resourcesOverview(c.get('db'), brokerContext(c))),
+  );
 
   app.get('/api/v1/resources/queues/:queue', requireRole('read-only'), async (c) =>
     c.json(await describeQueue(c.get('db'), brokerContext(c), nameParam(c, 'queue', 'queue'))),
@@ -81,9 +83,10 @@ export default defineFunction('configure', (app) => {
     return c.json(await seekPartitionToEnd(c.get('db'), brokerContext(c), readPartitionSeek(c)));
   });
 
-  app.delete('/api/v1/consumer-groups/:group', requireRole('admin'), async (c) =>
-    c.json(await deleteConsumerGroup(c.get('db'), brokerContext(c), { group: nameParam(c, 'group', 'consumer group'), deleteMetadata: readDeleteMetadata(c) })),
-  );
+  app.delete('/api/v1/consumer-groups/:group', requireRole('admin'), async (c) => {
+    const req = { group: nameParam(c, 'group', 'consumer group'), deleteMetadata: readDeleteMetadata(c) };
+    return c.json(await deleteConsumerGroup(c.get('db'), brokerContext(c), req));
+  });
 
   app.delete('/api/v1/consumer-groups/:group/queues/:queue', requireRole('admin'), async (c) => {
     const group = nameParam(c, 'group', 'consumer group');

@@ -18,7 +18,11 @@ export async function getMaintenance(db: Queryable, { tenant }: TenantContext): 
 }
 
 /** Sets the flags given, keeps the others; returns both. */
-export async function setMaintenance(db: Queryable, { tenant }: TenantContext, change: Partial<MaintenanceFlags>): Promise<MaintenanceFlags> {
+export async function setMaintenance(
+  db: Queryable,
+  { tenant }: TenantContext,
+  change: Partial<MaintenanceFlags>,
+): Promise<MaintenanceFlags> {
   const [row] = await db.query<{ maintenance: boolean; pop_maintenance: boolean }>(
     `INSERT INTO queen.tenant_settings AS s (tenant_id, maintenance, pop_maintenance)
      VALUES ($1, COALESCE($2, false), COALESCE($3, false))

@@ -28,7 +28,11 @@ export interface Figures {
   deadLetter: number;
 }
 
-export async function listQueues(db: Queryable, { tenant }: TenantContext, filter: { namespace?: string; task?: string } = {}): Promise<QueueSummary[]> {
+export async function listQueues(
+  db: Queryable,
+  { tenant }: TenantContext,
+  filter: { namespace?: string; task?: string } = {},
+): Promise<QueueSummary[]> {
   const [row] = await db.query<{ j: QueueSummary[] }>('SELECT queen.list_queues(p_tenant => $1, p_namespace => $2, p_task => $3) AS j', [
     tenant,
     filter.namespace ?? null,

@@ -37,7 +37,11 @@ export interface PartitionSeekRequest {
   partition: string;
 }
 
-export async function seekConsumerGroup(db: Queryable, { tenant }: TenantContext, { group, queue, target }: SeekRequest): Promise<SeekResult> {
+export async function seekConsumerGroup(
+  db: Queryable,
+  { tenant }: TenantContext,
+  { group, queue, target }: SeekRequest,
+): Promise<SeekResult> {
   const partition = target.kind === 'timestamp' ? null : (target.partition ?? null);
   const [row] = await db.query<{ j: Moved[] | null; target: string | null }>(
     `SELECT queen.seek_consumer_group(p_tenant => $1, p_queue => $2, p_group => $3, p_to_end => $4, p_ts => $5::timestamptz,

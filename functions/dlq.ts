@@ -57,21 +57,19 @@ export default defineFunction('dlq', (app) => {
   });
 
   app.post('/api/v1/traces', requireRole('read-write'), async (c) =>
-    c.json(await recordTrace(c.get('db'), c.get('principal').tenant, await readTrace(c)), 201),
+    c.json(await recordTrace(c.get('db'), brokerContext(c), await readTrace(c)), 201),
   );
 
   // Hono matches in registration order: the literal paths before /traces/:partitionId/:transactionId.
   app.get('/api/v1/traces/names', requireRole('read-only'), async (c) =>
-    c.json(await traceNames(c.get('db'), c.get('principal').tenant, readTraceNamesPage(c))),
+    c.json(await traceNames(c.get('db'), brokerContext(c), readTraceNamesPage(c))),
   );
 
   app.get('/api/v1/traces/by-name/:name', requireRole('read-only'), async (c) => {
-    const { name, page } = readTracesByName(c);
-    return c.json(await tracesByName(c.get('db'), c.get('principal').tenant, name, page));
+    return c.json(await tracesByName(c.get('db'), brokerContext(c), readTracesByName(c)));
   });
 
   app.get('/api/v1/traces/:partitionId/:transactionId', requireRole('read-only'), async (c) => {
-    const a = readMessageAddress(c);
-    return c.json(await tracesOfMessage(c.get('db'), c.get('principal').tenant, a.partitionId, a.transactionId));
+    return c.json(await tracesOfMessage(c.get('db'), brokerContext(c), readMessageAddress(c)));
   });
 });

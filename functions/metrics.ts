@@ -4,7 +4,7 @@
 import type { Context } from 'hono';
 import { collectMetrics, readMessageTotals } from '../lib/broker/metrics.js';
 import { VERSION } from '../lib/http/app.js';
-import { requireRole, type BrokerEnv, type RouteSetup } from '../lib/http/context.js';
+import { brokerContext, requireRole, type BrokerEnv, type RouteSetup } from '../lib/http/context.js';
 import { encodePrometheus, PROMETHEUS_CONTENT_TYPE } from '../lib/http/prometheus.js';
 
 // What this one function instance knows of itself (Node only; a Worker has no process figures).
@@ -27,7 +27,7 @@ function instance() {
 
 export const metricsRoutes: RouteSetup = (app) => {
   app.get('/metrics', requireRole('read-only'), async (c) => {
-    const totals = await readMessageTotals(c.get('db'), c.get('principal').tenant);
+    const totals = await readMessageTotals(c.get('db'), brokerContext(c));
     const self = instance();
     return c.json({
       uptime: self.uptime,
@@ -45,7 +45,7 @@ export const metricsRoutes: RouteSetup = (app) => {
 
   app.get('/metrics/prometheus', requireRole('read-only'), async (c: Context<BrokerEnv>) => {
     const principal = c.get('principal');
-    const report = await collectMetrics(c.get('db'), principal.tenant, {
+    const report = await collectMetrics(c.get('db'), brokerContext(c), {
       partitionSeries: c.get('config').metricsPartitionSeries,
       databaseWide: principal.role === 'admin',
       version: VERSION,

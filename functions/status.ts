@@ -1,6 +1,5 @@
 // Status and analytics for Queen's dashboard (docs/semantics.md#figures), in the
 // configure family.
-import type { Context } from 'hono';
 import {
   describeQueueStatus,
   listStatusQueues,
@@ -14,32 +13,27 @@ import {
   readWorkerMetrics,
 } from '../lib/broker/status.js';
 import { readPostgresStats } from '../lib/broker/postgres-stats.js';
-import { requireRole, type BrokerEnv, type RouteSetup } from '../lib/http/context.js';
+import { brokerContext, requireRole, type RouteSetup } from '../lib/http/context.js';
 import { nameParam } from '../lib/http/requests/configure.js';
 import { readAnalyticsQuery, readDashboardQuery } from '../lib/http/requests/dashboard.js';
-
-const tenant = (c: Context<BrokerEnv>) => c.get('principal').tenant;
 
 export const statusRoutes: RouteSetup = (app) => {
   const reader = requireRole('read-only');
 
   app.get('/api/v1/status', reader, async (c) => {
-    const { window, filter } = readDashboardQuery(c);
-    return c.json(await readStatus(c.get('db'), tenant(c), window, filter));
+    return c.json(await readStatus(c.get('db'), brokerContext(c), readDashboardQuery(c)));
   });
 
   app.get('/api/v1/status/queues', reader, async (c) => {
-    const { filter, page } = readDashboardQuery(c);
-    return c.json(await listStatusQueues(c.get('db'), tenant(c), filter, page));
+    return c.json(await listStatusQueues(c.get('db'), brokerContext(c), readDashboardQuery(c)));
   });
 
   app.get('/api/v1/status/queues/:queue', reader, async (c) =>
-    c.json(await describeQueueStatus(c.get('db'), tenant(c), nameParam(c, 'queue', 'queue'))),
+    c.json(await describeQueueStatus(c.get('db'), brokerContext(c), nameParam(c, 'queue', 'queue'))),
   );
 
   app.get('/api/v1/status/analytics', reader, async (c) => {
-    const { window, filter, interval } = readAnalyticsQuery(c);
-    return c.json(await readStatusAnalytics(c.get('db'), tenant(c), window, filter, interval));
+    return c.json(await readStatusAnalytics(c.get('db'), brokerContext(c), readAnalyticsQuery(c)));
   });
 
   // Queen's push buffer: pushes here always commit, so there is none.
@@ -49,21 +43,21 @@ export const statusRoutes: RouteSetup = (app) => {
 
   app.get('/api/v1/analytics/queue-ops', reader, async (c) => {
     const { window, filter } = readDashboardQuery(c);
-    return c.json(await readQueueOps(c.get('db'), tenant(c), window, filter.queue));
+    return c.json(await readQueueOps(c.get('db'), brokerContext(c), { window, queue: filter.queue }));
   });
 
   app.get('/api/v1/analytics/queue-lag', reader, async (c) => {
     const { window, filter } = readDashboardQuery(c);
-    return c.json(await readQueueLag(c.get('db'), tenant(c), window, filter.queue));
+    return c.json(await readQueueLag(c.get('db'), brokerContext(c), { window, queue: filter.queue }));
   });
 
   app.get('/api/v1/analytics/retention', reader, async (c) => {
     const { window, filter } = readDashboardQuery(c);
-    return c.json(await readRetentionSeries(c.get('db'), tenant(c), window, filter.queue));
+    return c.json(await readRetentionSeries(c.get('db'), brokerContext(c), { window, queue: filter.queue }));
   });
 
   app.get('/api/v1/analytics/worker-metrics', reader, async (c) =>
-    c.json(await readWorkerMetrics(c.get('db'), tenant(c), readDashboardQuery(c).window)),
+    c.json(await readWorkerMetrics(c.get('db'), brokerContext(c), readDashboardQuery(c).window)),
   );
 
   app.get('/api/v1/analytics/system-metrics', reader, async (c) =>

@@ -3,10 +3,8 @@
 // migration and streams answer what is true, or 501.
 import type { Context } from 'hono';
 import { getMaintenance, maintenanceChanged, maintenanceStatus, popMaintenanceStatus, setMaintenance } from '../lib/broker/maintenance.js';
-import { requireRole, type BrokerEnv, type RouteSetup } from '../lib/http/context.js';
+import { brokerContext, requireRole, type BrokerEnv, type RouteSetup } from '../lib/http/context.js';
 import { readEnabled } from '../lib/http/requests/dashboard.js';
-
-const tenant = (c: Context<BrokerEnv>) => c.get('principal').tenant;
 
 const notSupported = (c: Context<BrokerEnv>, what: string) =>
   c.json({ error: `${what} is not supported by queen-serverless (docs/semantics.md#queens-other-routes).`, code: 'not_supported' }, 501);
@@ -14,18 +12,18 @@ const notSupported = (c: Context<BrokerEnv>, what: string) =>
 export const systemRoutes: RouteSetup = (app) => {
   // Every page of the dashboard polls this, so reading needs only read-only; switching needs admin.
   app.get('/api/v1/system/maintenance', requireRole('read-only'), async (c) =>
-    c.json(maintenanceStatus(await getMaintenance(c.get('db'), tenant(c)))),
+    c.json(maintenanceStatus(await getMaintenance(c.get('db'), brokerContext(c)))),
   );
   app.post('/api/v1/system/maintenance', requireRole('admin'), async (c) => {
     const enabled = await readEnabled(c);
-    return c.json(maintenanceChanged(await setMaintenance(c.get('db'), tenant(c), { maintenance: enabled })));
+    return c.json(maintenanceChanged(await setMaintenance(c.get('db'), brokerContext(c), { maintenance: enabled })));
   });
   app.get('/api/v1/system/maintenance/pop', requireRole('read-only'), async (c) =>
-    c.json(popMaintenanceStatus(await getMaintenance(c.get('db'), tenant(c)))),
+    c.json(popMaintenanceStatus(await getMaintenance(c.get('db'), brokerContext(c)))),
   );
   app.post('/api/v1/system/maintenance/pop', requireRole('admin'), async (c) => {
     const enabled = await readEnabled(c);
-    return c.json(popMaintenanceStatus(await setMaintenance(c.get('db'), tenant(c), { popMaintenance: enabled })));
+    return c.json(popMaintenanceStatus(await setMaintenance(c.get('db'), brokerContext(c), { popMaintenance: enabled })));
   });
 
   // Queen's own answer when its peer-to-peer cache is off: every function here is stateless.

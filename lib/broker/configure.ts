@@ -3,6 +3,7 @@
 // each compatibility option that has no effect.
 import * as v from 'valibot';
 import type { Queryable } from '../db/types.js';
+import type { TenantContext } from './context.js';
 import { INT4_MAX } from './limits.js';
 // The answer's shape is the wire's, declared once in the client's wire module.
 import type { ConfigureResponse as ConfigureResult } from '../../client/src/wire.js';
@@ -53,7 +54,7 @@ export interface ConfigureRequest {
   options: Partial<QueueOptions>;
 }
 
-export async function configureQueue(db: Queryable, tenant: string, req: ConfigureRequest): Promise<ConfigureResult> {
+export async function configureQueue(db: Queryable, { tenant }: TenantContext, req: ConfigureRequest): Promise<ConfigureResult> {
   const [row] = await db.query<{ j: StoredQueue }>(
     'SELECT queen.configure_queue(p_tenant => $1, p_name => $2, p_namespace => $3, p_task => $4, p_options => $5::jsonb) AS j',
     [tenant, req.queue, req.namespace, req.task, JSON.stringify(req.options)],

@@ -5,6 +5,7 @@
 import { selectJson } from '../db/json.js';
 import type { Queryable } from '../db/types.js';
 import { badRequest } from '../errors.js';
+import type { TenantContext } from './context.js';
 import { QUEUE_MODE_GROUP } from './names.js';
 
 export interface ConsumerGroupSummary {
@@ -27,25 +28,30 @@ export interface ConsumerGroupSummary {
   subscribedAt: string | null;
 }
 
-export const listConsumerGroups = (db: Queryable, tenant: string, queue?: string) =>
+export const listConsumerGroups = (db: Queryable, { tenant }: TenantContext, queue?: string) =>
   selectJson<ConsumerGroupSummary[]>(db, 'queen.list_consumer_groups(p_tenant => $1, p_queue => $2)', [
     tenant,
     queue ?? null,
   ]);
 
 /** Every (group, partition) whose oldest unconsumed message is older than `minLagSeconds`. */
-export const laggingPartitions = (db: Queryable, tenant: string, minLagSeconds: number) =>
+export const laggingPartitions = (db: Queryable, { tenant }: TenantContext, minLagSeconds: number) =>
   selectJson<unknown[]>(db, 'queen.lagging_partitions(p_tenant => $1, p_min_lag_seconds => $2)', [tenant, minLagSeconds]);
 
 /** One group's partitions keyed by queue name; {} when the group reads nothing. */
-export const consumerGroupDetail = (db: Queryable, tenant: string, group: string) =>
+export const consumerGroupDetail = (db: Queryable, { tenant }: TenantContext, group: string) =>
   selectJson<Record<string, unknown>>(db, 'queen.consumer_group_detail(p_tenant => $1, p_group => $2)', [tenant, group]);
 
 /**
  * updateConsumerGroupTimestamp: the group's subscriptions on every queue start at `timestamp`
  * for partitions it has no cursor on yet; cursors it has do not move (that is seek).
  */
-export async function updateSubscription(db: Queryable, tenant: string, group: string, timestamp: string) {
+export interface SubscriptionUpdate {
+  group: string;
+  timestamp: string;
+}
+
+export async function updateSubscription(db: Queryable, { tenant }: TenantContext, { group, timestamp }: SubscriptionUpdate) {
   if (group === QUEUE_MODE_GROUP) {
     throw badRequest('invalid_request', 'Queue mode always reads from the beginning; update the subscription of a named consumer group.');
   }
@@ -60,7 +66,16 @@ export async function updateSubscription(db: Queryable, tenant: string, group: s
  * Removes the group's cursors on one queue, or on every queue of the tenant, and its subscriptions
  * unless `deleteMetadata` is false (then the group starts over from where it first subscribed).
  */
-export async function deleteConsumerGroup(db: Queryable, tenant: string, group: string, queue?: string, deleteMetadata = true) {
+export interface DeleteConsumerGroupRequest {
+  group: string;
+  /** Absent: every queue of the tenant. */
+  queue?: string;
+  /** Defaults to true. */
+  deleteMetadata?: boolean;
+}
+
+export async function deleteConsumerGroup(db: Queryable, { tenant }: TenantContext, req: DeleteConsumerGroupRequest) {
+  const { group, queue, deleteMetadata = true } = req;
   const [row] = await db.query<{ cursors: string; subscriptions: string }>(
     'SELECT cursors, subscriptions FROM queen.delete_consumer_group(p_tenant => $1, p_group => $2, p_queue => $3, p_metadata => $4)',
     [tenant, group, queue ?? null, deleteMetadata],

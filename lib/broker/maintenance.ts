@@ -2,13 +2,14 @@
 // another's consumers. While either is on, pops answer 204 (the pop statement reads the flags);
 // pushes always commit, because the database is the buffer: there is no file buffer to drain.
 import type { Queryable } from '../db/types.js';
+import type { TenantContext } from './context.js';
 
 export interface MaintenanceFlags {
   maintenance: boolean;
   popMaintenance: boolean;
 }
 
-export async function getMaintenance(db: Queryable, tenant: string): Promise<MaintenanceFlags> {
+export async function getMaintenance(db: Queryable, { tenant }: TenantContext): Promise<MaintenanceFlags> {
   const [row] = await db.query<{ maintenance: boolean; pop_maintenance: boolean }>(
     'SELECT maintenance, pop_maintenance FROM queen.tenant_settings WHERE tenant_id = $1',
     [tenant],
@@ -17,7 +18,11 @@ export async function getMaintenance(db: Queryable, tenant: string): Promise<Mai
 }
 
 /** Sets the flags given, keeps the others; returns both. */
-export async function setMaintenance(db: Queryable, tenant: string, change: Partial<MaintenanceFlags>): Promise<MaintenanceFlags> {
+export async function setMaintenance(
+  db: Queryable,
+  { tenant }: TenantContext,
+  change: Partial<MaintenanceFlags>,
+): Promise<MaintenanceFlags> {
   const [row] = await db.query<{ maintenance: boolean; pop_maintenance: boolean }>(
     `INSERT INTO queen.tenant_settings AS s (tenant_id, maintenance, pop_maintenance)
      VALUES ($1, COALESCE($2, false), COALESCE($3, false))

@@ -3,6 +3,7 @@
 // segment and sidecar bytes). Per-partition series stop at a limit; per-queue aggregates never do.
 // No process, worker, pool or request-count family: a serverless deployment has none to describe.
 import type { Queryable } from '../db/types.js';
+import type { TenantContext } from './context.js';
 import { subscriptionFamilies } from './delivery/metrics.js';
 import type { MetricFamily } from './metric-family.js';
 
@@ -43,7 +44,7 @@ export interface MetricsReport {
   omitted: string | null;
 }
 
-export async function collectMetrics(db: Queryable, tenant: string, options: MetricsOptions): Promise<MetricsReport> {
+export async function collectMetrics(db: Queryable, { tenant }: TenantContext, options: MetricsOptions): Promise<MetricsReport> {
   const [row] = await db.query<{ j: Snapshot }>(
     'SELECT queen.metrics_snapshot(p_tenant => $1, p_partition_limit => $2, p_database => $3) AS j',
     [tenant, options.partitionSeries, options.databaseWide],
@@ -106,7 +107,7 @@ export async function collectMetrics(db: Queryable, tenant: string, options: Met
 }
 
 /** /metrics (JSON): the tenant's lifetime pushes and their recent rate. */
-export async function readMessageTotals(db: Queryable, tenant: string): Promise<{ pushed: number; pushedPerSecond: number }> {
+export async function readMessageTotals(db: Queryable, { tenant }: TenantContext): Promise<{ pushed: number; pushedPerSecond: number }> {
   const [row] = await db.query<{ j: { pushed: number; pushedPerSecond: number } }>('SELECT queen.metrics_totals(p_tenant => $1) AS j', [
     tenant,
   ]);

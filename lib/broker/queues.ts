@@ -6,6 +6,7 @@ import { selectJson } from '../db/json.js';
 import type { Queryable } from '../db/types.js';
 import { notFound, SqlState, sqlState } from '../errors.js';
 import { orderOptions, type QueueOptions } from './configure.js';
+import type { TenantContext } from './context.js';
 
 export interface QueueSummary {
   id: string;
@@ -27,7 +28,11 @@ export interface Figures {
   deadLetter: number;
 }
 
-export async function listQueues(db: Queryable, tenant: string, filter: { namespace?: string; task?: string } = {}): Promise<QueueSummary[]> {
+export async function listQueues(
+  db: Queryable,
+  { tenant }: TenantContext,
+  filter: { namespace?: string; task?: string } = {},
+): Promise<QueueSummary[]> {
   const [row] = await db.query<{ j: QueueSummary[] }>('SELECT queen.list_queues(p_tenant => $1, p_namespace => $2, p_task => $3) AS j', [
     tenant,
     filter.namespace ?? null,
@@ -59,7 +64,7 @@ export interface QueueDetail {
   totals: Figures;
 }
 
-export async function describeQueue(db: Queryable, tenant: string, queue: string): Promise<QueueDetail> {
+export async function describeQueue(db: Queryable, { tenant }: TenantContext, queue: string): Promise<QueueDetail> {
   const [row] = await db.query<{ j: QueueDetail | null }>('SELECT queen.describe_queue(p_tenant => $1, p_name => $2) AS j', [
     tenant,
     queue,
@@ -72,7 +77,7 @@ export async function describeQueue(db: Queryable, tenant: string, queue: string
 // delete_queue locks the queue row before the partitions; a push creating a partition of that queue
 // while holding another of its partitions locks them the other way round, and one side is
 // chosen as the deadlock victim. Deleting again is safe.
-export async function deleteQueue(db: Queryable, tenant: string, queue: string) {
+export async function deleteQueue(db: Queryable, { tenant }: TenantContext, queue: string) {
   for (let attempt = 1; ; attempt++) {
     try {
       const [row] = await db.query<{ existed: boolean }>('SELECT queen.delete_queue(p_tenant => $1, p_name => $2) AS existed', [
@@ -87,9 +92,9 @@ export async function deleteQueue(db: Queryable, tenant: string, queue: string) 
 }
 
 /** The queues grouped by namespace or by task (Queen's shape: `queues` is a count); queues without one are left out. */
-export async function groupQueues(db: Queryable, tenant: string, by: 'namespace' | 'task') {
+export async function groupQueues(db: Queryable, ctx: TenantContext, by: 'namespace' | 'task') {
   const groups = new Map<string, QueueSummary[]>();
-  for (const q of await listQueues(db, tenant)) {
+  for (const q of await listQueues(db, ctx)) {
     const key = q[by];
     if (key === null) continue;
     groups.set(key, [...(groups.get(key) ?? []), q]);
@@ -111,7 +116,7 @@ export async function groupQueues(db: Queryable, tenant: string, by: 'namespace'
 }
 
 /** GET /resources/overview: counts, message figures, lag spread and ingest rate of the tenant. */
-export const resourcesOverview = (db: Queryable, tenant: string) =>
+export const resourcesOverview = (db: Queryable, { tenant }: TenantContext) =>
   selectJson<unknown>(db, 'queen.resources_overview(p_tenant => $1)', [tenant]);
 
 export const queueNotFound = (queue: string) =>

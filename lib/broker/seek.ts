@@ -4,6 +4,7 @@
 // cleared. Answers Queen's keys and ours.
 import type { Queryable } from '../db/types.js';
 import { notFound } from '../errors.js';
+import type { TenantContext } from './context.js';
 import { queueNotFound } from './queues.js';
 
 export type SeekTarget =
@@ -24,7 +25,23 @@ export interface SeekResult {
   partitions: Moved[];
 }
 
-export async function seekConsumerGroup(db: Queryable, tenant: string, group: string, queue: string, target: SeekTarget): Promise<SeekResult> {
+export interface SeekRequest {
+  group: string;
+  queue: string;
+  target: SeekTarget;
+}
+
+export interface PartitionSeekRequest {
+  group: string;
+  queue: string;
+  partition: string;
+}
+
+export async function seekConsumerGroup(
+  db: Queryable,
+  { tenant }: TenantContext,
+  { group, queue, target }: SeekRequest,
+): Promise<SeekResult> {
   const partition = target.kind === 'timestamp' ? null : (target.partition ?? null);
   const [row] = await db.query<{ j: Moved[] | null; target: string | null }>(
     `SELECT queen.seek_consumer_group(p_tenant => $1, p_queue => $2, p_group => $3, p_to_end => $4, p_ts => $5::timestamptz,
@@ -58,8 +75,8 @@ export async function seekConsumerGroup(db: Queryable, tenant: string, group: st
 }
 
 /** One partition's cursor to its newest message; cursorMovedTo is that message's creation time. */
-export async function seekPartitionToEnd(db: Queryable, tenant: string, group: string, queue: string, partition: string) {
-  const result = await seekConsumerGroup(db, tenant, group, queue, { kind: 'end', partition });
+export async function seekPartitionToEnd(db: Queryable, ctx: TenantContext, { group, queue, partition }: PartitionSeekRequest) {
+  const result = await seekConsumerGroup(db, ctx, { group, queue, target: { kind: 'end', partition } });
   const moved = result.partitions[0]!;
   const [row] = await db.query<{ t: string | null }>(
     'SELECT queen.admin_iso(t => queen.segment_time_at(p_partition => $1, p_offset => $2)) AS t',

@@ -3,6 +3,7 @@
 // (history). Figures nothing measures are null; worker figures say there are no workers.
 import { namedArgs } from '../db/named-args.js';
 import type { Queryable } from '../db/types.js';
+import type { TenantContext } from './context.js';
 import { queueNotFound } from './queues.js';
 
 /** A time-series window; absent ends default in PostgreSQL (to = now, from = to minus the route's default). */
@@ -18,6 +19,26 @@ export interface QueueFilter {
 }
 
 export type AnalyticsInterval = 'minute' | 'hour' | 'day';
+
+export interface StatusRequest {
+  window: StatsWindow;
+  filter: QueueFilter;
+}
+
+export interface StatusQueuesRequest {
+  filter: QueueFilter;
+  page: { limit: number; offset: number };
+}
+
+export interface AnalyticsRequest extends StatusRequest {
+  interval: AnalyticsInterval;
+}
+
+/** One time series of one queue, or of every queue of the tenant. */
+export interface SeriesRequest {
+  window: StatsWindow;
+  queue?: string;
+}
 
 type Json = Record<string, unknown>;
 
@@ -36,28 +57,28 @@ const ANALYTICS_SQL = `SELECT queen.dashboard_status_analytics(${namedArgs(
   'p_tenant', 'p_from::timestamptz', 'p_to::timestamptz', 'p_queue', 'p_namespace', 'p_task', 'p_interval',
 )}) AS j`;
 
-export const readStatus = (db: Queryable, tenant: string, w: StatsWindow, f: QueueFilter) =>
+export const readStatus = (db: Queryable, { tenant }: TenantContext, { window: w, filter: f }: StatusRequest) =>
   one(db, STATUS_SQL, [
     tenant, w.from ?? null, w.to ?? null, f.queue ?? null, f.namespace ?? null, f.task ?? null,
   ]);
 
-export const listStatusQueues = (db: Queryable, tenant: string, f: QueueFilter, page: { limit: number; offset: number }) =>
+export const listStatusQueues = (db: Queryable, { tenant }: TenantContext, { filter: f, page }: StatusQueuesRequest) =>
   one(db, STATUS_QUEUES_SQL, [
     tenant, f.queue ?? null, f.namespace ?? null, f.task ?? null, page.limit, page.offset,
   ]);
 
-export async function describeQueueStatus(db: Queryable, tenant: string, queue: string) {
+export async function describeQueueStatus(db: Queryable, { tenant }: TenantContext, queue: string) {
   const detail = await one<Json | null>(db, 'SELECT queen.dashboard_status_queue(p_tenant => $1, p_queue => $2) AS j', [tenant, queue]);
   if (!detail) throw queueNotFound(queue);
   return detail;
 }
 
-export const readStatusAnalytics = (db: Queryable, tenant: string, w: StatsWindow, f: QueueFilter, interval: AnalyticsInterval) =>
+export const readStatusAnalytics = (db: Queryable, { tenant }: TenantContext, { window: w, filter: f, interval }: AnalyticsRequest) =>
   one(db, ANALYTICS_SQL, [
     tenant, w.from ?? null, w.to ?? null, f.queue ?? null, f.namespace ?? null, f.task ?? null, interval,
   ]);
 
-const windowed = (sql: string) => (db: Queryable, tenant: string, w: StatsWindow, queue?: string) =>
+const windowed = (sql: string) => (db: Queryable, { tenant }: TenantContext, { window: w, queue }: SeriesRequest) =>
   one(db, sql, [tenant, w.from ?? null, w.to ?? null, queue ?? null]);
 const WINDOW_ARGS = 'p_tenant => $1, p_from => $2::timestamptz, p_to => $3::timestamptz, p_queue => $4';
 
@@ -65,7 +86,7 @@ export const readQueueOps = windowed(`SELECT queen.analytics_queue_ops(${WINDOW_
 export const readQueueLag = windowed(`SELECT queen.analytics_queue_lag(${WINDOW_ARGS}) AS j`);
 export const readRetentionSeries = windowed(`SELECT queen.analytics_retention(${WINDOW_ARGS}) AS j`);
 
-export const readWorkerMetrics = (db: Queryable, tenant: string, w: StatsWindow) =>
+export const readWorkerMetrics = (db: Queryable, { tenant }: TenantContext, w: StatsWindow) =>
   one(db, 'SELECT queen.analytics_worker_metrics(p_tenant => $1, p_from => $2::timestamptz, p_to => $3::timestamptz) AS j', [
     tenant,
     w.from ?? null,

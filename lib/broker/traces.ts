@@ -7,7 +7,9 @@ import { xxh3_128 } from '../codec/xxh3.js';
 import { selectJson } from '../db/json.js';
 import type { Queryable } from '../db/types.js';
 import { notFound } from '../errors.js';
+import type { TenantContext } from './context.js';
 import { TRACE_PURGE_BATCH, TRACE_RETENTION_SECONDS } from './limits.js';
+import type { MessageAddress } from './messages.js';
 
 export interface TraceRequest {
   partitionId: string;
@@ -25,7 +27,7 @@ export interface Page {
   offset: number;
 }
 
-export async function recordTrace(db: Queryable, tenant: string, t: TraceRequest) {
+export async function recordTrace(db: Queryable, { tenant }: TenantContext, t: TraceRequest) {
   const [row] = await db.query<{ trace_id: string; msg_offset: string | null }>(
     `SELECT trace_id, msg_offset
        FROM queen.record_trace(p_tenant => $1, p_id => $2, p_partition => $3, p_txn => $4, p_hash => $5, p_group => $6,
@@ -38,10 +40,15 @@ export async function recordTrace(db: Queryable, tenant: string, t: TraceRequest
   return { success: true as const, traceId: row.trace_id, offset: row.msg_offset === null ? null : Number(row.msg_offset) };
 }
 
-export const tracesOfMessage = (db: Queryable, tenant: string, partitionId: string, transactionId: string) =>
+export const tracesOfMessage = (db: Queryable, { tenant }: TenantContext, { partitionId, transactionId }: MessageAddress) =>
   selectJson<unknown>(db, 'queen.message_traces_of(p_tenant => $1, p_partition => $2, p_txn => $3)', [tenant, partitionId, transactionId]);
 
-export const tracesByName = (db: Queryable, tenant: string, name: string, page: Page) =>
+export interface TracesByNameRequest {
+  name: string;
+  page: Page;
+}
+
+export const tracesByName = (db: Queryable, { tenant }: TenantContext, { name, page }: TracesByNameRequest) =>
   selectJson<unknown>(db, 'queen.traces_by_name(p_tenant => $1, p_name => $2, p_limit => $3, p_offset => $4)', [
     tenant,
     name,
@@ -49,7 +56,7 @@ export const tracesByName = (db: Queryable, tenant: string, name: string, page: 
     page.offset,
   ]);
 
-export const traceNames = (db: Queryable, tenant: string, page: Page) =>
+export const traceNames = (db: Queryable, { tenant }: TenantContext, page: Page) =>
   selectJson<unknown>(db, 'queen.trace_names(p_tenant => $1, p_limit => $2, p_offset => $3)', [tenant, page.limit, page.offset]);
 
 /** Retention: deletes traces older than `maxAgeSeconds`, a batch per statement; returns how many. */

@@ -112,7 +112,8 @@ describe('the dispatcher', () => {
     await subscribe(db(), 'replayed', 'rp', r.url);
     await pushTo(db(), 'replayed', ['p'], 3);
     await runDelivery(db(), config, soon());
-    await seekConsumerGroup(db(), 'default', 'rp', 'replayed', { kind: 'offset', offset: 1, partition: 'p' });
+    const target = { kind: 'offset', offset: 1, partition: 'p' } as const;
+    await seekConsumerGroup(db(), { tenant: 'default' }, { group: 'rp', queue: 'replayed', target });
     await runDelivery(db(), config, soon());
     expect(r.arrivals.map((a) => a.body.messages.map((m) => m.offset))).toEqual([[0, 1, 2], [1, 2]]);
     expect(r.arrivals[1]!.headers['webhook-id']).not.toBe(r.arrivals[0]!.headers['webhook-id']);
@@ -130,7 +131,8 @@ describe('the dispatcher', () => {
     await pushTo(db(), 'lost', ['p'], 3);
     const run = runDelivery(db(), config, soon());
     while (r.arrivals.length === 0) await new Promise((resolve) => setTimeout(resolve, 20));
-    await seekConsumerGroup(db(), 'default', 'ls', 'lost', { kind: 'offset', offset: 0, partition: 'p' });
+    const target = { kind: 'offset', offset: 0, partition: 'p' } as const;
+    await seekConsumerGroup(db(), { tenant: 'default' }, { group: 'ls', queue: 'lost', target });
     release();
     await run;
     const [first, second] = await attempts(db(), sub.id);

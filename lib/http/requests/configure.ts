@@ -6,7 +6,8 @@ import * as v from 'valibot';
 import { OPTION_NAMES, OPTION_SCHEMAS, type ConfigureRequest, type OptionName, type QueueOptions } from '../../broker/configure.js';
 import { DEFAULT_LAGGING_SECONDS, MAX_OFFSET } from '../../broker/limits.js';
 import { DEFAULT_PARTITION, nameSchema } from '../../broker/names.js';
-import type { SeekTarget } from '../../broker/seek.js';
+import type { SubscriptionUpdate } from '../../broker/consumer-groups.js';
+import type { PartitionSeekRequest, SeekRequest, SeekTarget } from '../../broker/seek.js';
 import { badRequest } from '../../errors.js';
 import type { BrokerEnv } from '../context.js';
 import { flag, isObject, objectSchema, presentQuery, readJson, timestampSchema, validate, wholeNumberSchema, wholeNumberTextSchema } from './body.js';
@@ -78,7 +79,7 @@ const seekSchema = v.object({
 const ONE_OF = 'Send exactly one of {"toEnd":true}, {"timestamp":"<ISO 8601>"} or {"offset":N,"partition":"<name>"}.';
 
 /** POST /consumer-groups/:group/queues/:queue/seek. */
-export async function readSeekRequest(c: Context<BrokerEnv>): Promise<{ group: string; queue: string; target: SeekTarget }> {
+export async function readSeekRequest(c: Context<BrokerEnv>): Promise<SeekRequest> {
   const group = nameParam(c, 'group', 'consumer group');
   const queue = nameParam(c, 'queue', 'queue');
   return { group, queue, target: parseSeekTarget(await readJson(c)) };
@@ -96,7 +97,7 @@ export function parseSeekTarget(body: unknown): SeekTarget {
 }
 
 /** POST /consumer-groups/:group/queues/:queue/partitions/:partition/seek: any body is ignored, as Queen does. */
-export const readPartitionSeek = (c: Context<BrokerEnv>) => ({
+export const readPartitionSeek = (c: Context<BrokerEnv>): PartitionSeekRequest => ({
   group: nameParam(c, 'group', 'consumer group'),
   queue: nameParam(c, 'queue', 'queue'),
   partition: nameParam(c, 'partition', 'partition'),
@@ -105,7 +106,7 @@ export const readPartitionSeek = (c: Context<BrokerEnv>) => ({
 const subscriptionSchema = v.object({ subscriptionTimestamp: timestampSchema('subscriptionTimestamp') });
 
 /** POST /consumer-groups/:group/subscription {subscriptionTimestamp}. */
-export async function readSubscriptionUpdate(c: Context<BrokerEnv>): Promise<{ group: string; timestamp: string }> {
+export async function readSubscriptionUpdate(c: Context<BrokerEnv>): Promise<SubscriptionUpdate> {
   const group = nameParam(c, 'group', 'consumer group');
   const body = await readJson(c, true);
   if (!isObject(body) || !('subscriptionTimestamp' in body)) {

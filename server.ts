@@ -53,7 +53,9 @@ if (!config.databaseUrl) {
   if (lock.staleOwner) log(`took over the lock of server pid ${lock.staleOwner}, which is no longer running`);
 }
 db = await connect(config.databaseUrl ? { url: config.databaseUrl, preparedStatements: config.preparedStatements } : { dataDir });
-const migrated = await migrateWithReport(db).catch((err: unknown) => (err instanceof MigrationError ? refuse(err.message) : Promise.reject(err)));
+const migrated = await migrateWithReport(db).catch((err: unknown) =>
+  err instanceof MigrationError ? refuse(err.message) : Promise.reject(err),
+);
 const delivery = localDeliveryTrigger(db, config, log);
 const app = buildApp(allFunctions, {
   config,
@@ -68,7 +70,11 @@ const server: NodeServer = await serveNode(app, port, host).catch((err: NodeJS.E
 );
 // A run starts work for localRunMs (the delivery sweep stops claiming then); stop() cuts it short.
 const loop = startJobLoop(
-  jobs.map(({ job, intervalMs }) => ({ name: jobLabel(job), intervalMs, run: (signal) => JOB_RUNS[job.name](db!, config, Date.now() + localRunMs(intervalMs), log, signal) })),
+  jobs.map(({ job, intervalMs }) => ({
+    name: jobLabel(job),
+    intervalMs,
+    run: (signal) => JOB_RUNS[job.name](db!, config, Date.now() + localRunMs(intervalMs), log, signal),
+  })),
   log,
 );
 
@@ -91,9 +97,13 @@ const bearer = config.auth === 'jwt' ? ` -H "authorization: Bearer $TOKEN"` : ''
 console.log(
   [
     `queen listening on ${server.url} (database: ${config.databaseUrl ? `${db.driver} at ${new URL(config.databaseUrl).host}` : `PGlite in ${dataDir}`}; ${migrated.applied.length} migration(s) applied${repaired})`,
-    config.auth === 'none' ? 'auth is OFF (QUEEN_AUTH=none): every caller is an admin of the default tenant' : 'auth is ON (QUEEN_AUTH=jwt): every route but /health needs a bearer token',
+    config.auth === 'none'
+      ? 'auth is OFF (QUEEN_AUTH=none): every caller is an admin of the default tenant'
+      : 'auth is ON (QUEEN_AUTH=jwt): every route but /health needs a bearer token',
     jobs.length ? jobs.map(({ job, intervalMs }) => `${jobLabel(job)} runs every ${intervalMs} ms`).join(', ') : 'no scheduled jobs',
-    ...(config.auth === 'jwt' ? ['first: export TOKEN=$(npx queen-serverless token --role admin)   # signed with the same JWT_SECRET'] : []),
+    ...(config.auth === 'jwt'
+      ? ['first: export TOKEN=$(npx queen-serverless token --role admin)   # signed with the same JWT_SECRET']
+      : []),
     `try: curl -X POST ${server.url}/api/v1/push${bearer} -H 'content-type: application/json' -d '{"items":[{"queue":"demo","payload":{"hello":"world"}}]}'`,
     `then: curl${bearer} '${server.url}/api/v1/pop/queue/demo?batch=10'`,
   ].join('\n'),

@@ -12,9 +12,18 @@ const ROUTES = {
   Pop: ['/api/v1/pop'],
   Ack: ['/api/v1/ack', '/api/v1/lease', '/api/v1/transaction'],
   Configure: [
-    '/api/v1/configure', '/api/v1/resources', '/api/v1/consumer-groups', '/api/v1/stats',
+    '/api/v1/configure',
+    '/api/v1/resources',
+    '/api/v1/consumer-groups',
+    '/api/v1/stats',
     // Queen's dashboard and Prometheus (docs/operations.md#queens-dashboard).
-    '/api/v1/status', '/api/v1/analytics', '/api/v1/system', '/api/v1/migration', '/api/me', '/metrics', '/streams',
+    '/api/v1/status',
+    '/api/v1/analytics',
+    '/api/v1/system',
+    '/api/v1/migration',
+    '/api/me',
+    '/metrics',
+    '/streams',
   ],
   Dlq: ['/api/v1/dlq', '/api/v1/messages', '/api/v1/traces'],
   Delivery: ['/api/v1/subscriptions'],
@@ -90,7 +99,9 @@ export default $config({
         // CloudFront drops Authorization from GET requests (pop, listings) unless the header is part
         // of the cache key. Every API response is Cache-Control: no-store, so nothing is cached.
         cachePolicy: (args: { parametersInCacheKeyAndForwardedToOrigin: unknown }) => {
-          const params = args.parametersInCacheKeyAndForwardedToOrigin as { headersConfig: { headerBehavior: string; headers?: { items: string[] } } };
+          const params = args.parametersInCacheKeyAndForwardedToOrigin as {
+            headersConfig: { headerBehavior: string; headers?: { items: string[] } };
+          };
           const items = params.headersConfig.headers?.items ?? [];
           params.headersConfig = { headerBehavior: 'whitelist', headers: { items: [...items, 'authorization'] } };
           return undefined;
@@ -98,7 +109,11 @@ export default $config({
       },
     });
     // Invoked asynchronously (InvocationType Event) by a push; the delivery sweep has a function of its own.
-    const deliver = new sst.aws.Function('Deliver', { ...shared, handler: 'functions/lambda/deliver.handler', timeout: '60 seconds' }, { dependsOn: [migration] });
+    const deliver = new sst.aws.Function(
+      'Deliver',
+      { ...shared, handler: 'functions/lambda/deliver.handler', timeout: '60 seconds' },
+      { dependsOn: [migration] },
+    );
 
     const functions: Record<string, unknown> = {};
     for (const [name, paths] of Object.entries(ROUTES)) {

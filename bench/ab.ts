@@ -29,7 +29,8 @@ const cluster = startCluster({ port: 7250, settings: parseSettings(process.env.B
 const servers: Server[] = [];
 try {
   for (const s of sides) await withClient(cluster.url('postgres'), (c) => c.query(`CREATE DATABASE ${s.db}`));
-  for (const s of sides) servers.push(await startServer({ databaseUrl: cluster.url(s.db), port: s.port, dir: s.dir, env: s.env, nodeArgs: s.nodeArgs }));
+  for (const s of sides)
+    servers.push(await startServer({ databaseUrl: cluster.url(s.db), port: s.port, dir: s.dir, env: s.env, nodeArgs: s.nodeArgs }));
   const meters = servers.map((srv) => new Meter(srv.pid, cluster.postmasterPid()));
   const report = (what: string, runs: { cell: Cell; cpu: Usage }[][]) => {
     const [a, b] = runs.map((r) => ({ cell: merge(r.map((x) => x.cell)), cpu: addUsage(r.map((x) => x.cpu)) }));
@@ -37,15 +38,24 @@ try {
       `  ${n}: ${fmt(rate(x!.cell)).padStart(7)} msgs/s  server ${perMsg(x!.cpu.server, x!.cell.msgs).toFixed(2).padStart(6)} µs/msg  PostgreSQL ${perMsg(x!.cpu.postgres, x!.cell.msgs).toFixed(2).padStart(6)} µs/msg`;
     const ratio = (f: (x: NonNullable<typeof a>) => number) => (f(b!) / f(a!)).toFixed(3);
     console.log(`${what}:\n${line('A', a)}\n${line('B', b)}`);
-    console.log(`  B/A: msgs/s ${ratio((x) => rate(x.cell))}, server CPU/msg ${ratio((x) => perMsg(x.cpu.server, x.cell.msgs))}, PostgreSQL CPU/msg ${ratio((x) => perMsg(x.cpu.postgres, x.cell.msgs))}`);
+    console.log(
+      `  B/A: msgs/s ${ratio((x) => rate(x.cell))}, server CPU/msg ${ratio((x) => perMsg(x.cpu.server, x.cell.msgs))}, PostgreSQL CPU/msg ${ratio((x) => perMsg(x.cpu.postgres, x.cell.msgs))}`,
+    );
     // Paired by round (B ran right after A): the median and range of B/A say how sure the total is.
     const paired = (f: (x: { cell: Cell; cpu: Usage }) => number) => {
       const rs = runs[0]!.map((x, i) => f(runs[1]![i]!) / f(x)).sort((p, q) => p - q);
       return `${median(rs).toFixed(3)} [${rs[0]!.toFixed(2)}..${rs.at(-1)!.toFixed(2)}]`;
     };
-    console.log(`  B/A by round, median [range]: server CPU/msg ${paired((x) => perMsg(x.cpu.server, x.cell.msgs))}, PostgreSQL CPU/msg ${paired((x) => perMsg(x.cpu.postgres, x.cell.msgs))}`);
+    console.log(
+      `  B/A by round, median [range]: server CPU/msg ${paired((x) => perMsg(x.cpu.server, x.cell.msgs))}, PostgreSQL CPU/msg ${paired((x) => perMsg(x.cpu.postgres, x.cell.msgs))}`,
+    );
   };
-  for (const s of sides) console.log(`${s.name}: ${s.dir} ${s.nodeArgs.join(' ')} ${Object.entries(s.env).map(([k, v]) => `${k}=${v}`).join(' ')}`);
+  for (const s of sides)
+    console.log(
+      `${s.name}: ${s.dir} ${s.nodeArgs.join(' ')} ${Object.entries(s.env)
+        .map(([k, v]) => `${k}=${v}`)
+        .join(' ')}`,
+    );
   console.log(`${ROUNDS} alternating windows per side, ${CLIENTS} clients x batch ${BATCH}\n`);
 
   if (phases.includes('push')) {
@@ -70,11 +80,13 @@ try {
   if (phases.includes('pop')) {
     const runs: { cell: Cell; cpu: Usage }[][] = [[], []];
     const backlog = [0, 0];
-    const quotas = servers.map((srv, i) => withQuota(async () => {
-      const n = await popCycle(srv.base, 'consume')();
-      backlog[i]! -= n;
-      return n;
-    }, BATCH));
+    const quotas = servers.map((srv, i) =>
+      withQuota(async () => {
+        const n = await popCycle(srv.base, 'consume')();
+        backlog[i]! -= n;
+        return n;
+      }, BATCH),
+    );
     for (let r = -1; r < ROUNDS; r++) {
       for (let i = 0; i < 2; i++) {
         backlog[i]! += await fill(servers[i]!.base, 'consume', BACKLOG - backlog[i]!);

@@ -20,13 +20,24 @@ const BATCH = 100;
 
 /** Minified ESM, gzipped at level 9: what a user's bundler ships for `entry`. */
 async function bundleBytes(entry: string): Promise<{ min: number; gzip: number }> {
-  const out = await build({ stdin: { contents: entry, resolveDir: SERVER_DIR, sourcefile: 'user.mjs' }, bundle: true, minify: true, format: 'esm', platform: 'browser', write: false, logLevel: 'silent' });
+  const out = await build({
+    stdin: { contents: entry, resolveDir: SERVER_DIR, sourcefile: 'user.mjs' },
+    bundle: true,
+    minify: true,
+    format: 'esm',
+    platform: 'browser',
+    write: false,
+    logLevel: 'silent',
+  });
   const code = out.outputFiles[0]!.contents;
   return { min: code.length, gzip: gzipSync(code, { level: 9 }).length };
 }
 
 const BUNDLES: [string, string][] = [
-  ['push+pop+ack+consume', "import { Queen } from 'queen-serverless-client'; const q = new Queen({ url: '/' }); export const use = [q.push, q.pop, q.ack, q.consume];"],
+  [
+    'push+pop+ack+consume',
+    "import { Queen } from 'queen-serverless-client'; const q = new Queen({ url: '/' }); export const use = [q.push, q.pop, q.ack, q.consume];",
+  ],
   ['verifyDelivery+deliveryHandler', "export { verifyDelivery, deliveryHandler } from 'queen-serverless-client';"],
   ['everything exported', "export * from 'queen-serverless-client';"],
 ];
@@ -53,7 +64,10 @@ const queen = new Queen({ url: base });
 
 async function fill(queue: string, partitions: number) {
   for (let start = 0; start < MESSAGES; start += 1000) {
-    const items = Array.from({ length: 1000 }, (_, i) => ({ data: { id: start + i, amount: 42.5 }, partition: `p${(start + i) % partitions}` }));
+    const items = Array.from({ length: 1000 }, (_, i) => ({
+      data: { id: start + i, amount: 42.5 },
+      partition: `p${(start + i) % partitions}`,
+    }));
     await queen.push(queue, items);
   }
 }
@@ -76,7 +90,13 @@ async function handWritten(queue: string, group: string, loops: number, withOffs
           status: 'completed',
           ...(withOffsets ? { offset: m.offset } : {}),
         }));
-        const acked = await (await fetch(`${base}/api/v1/ack/batch`, { method: 'POST', headers, body: JSON.stringify({ consumerGroup: group, acknowledgments }) })).json();
+        const acked = await (
+          await fetch(`${base}/api/v1/ack/batch`, {
+            method: 'POST',
+            headers,
+            body: JSON.stringify({ consumerGroup: group, acknowledgments }),
+          })
+        ).json();
         if (acked.some((r: { success: boolean }) => !r.success)) throw new Error('ack refused');
         done += popped.messages.length;
       }
@@ -87,7 +107,13 @@ async function handWritten(queue: string, group: string, loops: number, withOffs
 async function consumed(queue: string, group: string, loops: number): Promise<void> {
   let done = 0;
   const stop = new AbortController();
-  await queen.consume(queue, (m) => (handle(m), ++done === MESSAGES && stop.abort()), { group, batch: BATCH, concurrency: loops, waitMs: 1000, signal: stop.signal });
+  await queen.consume(queue, (m) => (handle(m), ++done === MESSAGES && stop.abort()), {
+    group,
+    batch: BATCH,
+    concurrency: loops,
+    waitMs: 1000,
+    signal: stop.signal,
+  });
 }
 
 let sink = 0;
@@ -100,14 +126,21 @@ const WAYS = {
 };
 type Way = keyof typeof WAYS;
 
-console.log(`\n## drain ${fmt(MESSAGES)} messages at batch ${BATCH}: best msgs/s of ${ROUNDS} rounds, and this process's CPU per message (the client's own cost)\n`);
-console.log('| loops x partitions | hand-written, by transactionId | hand-written, with offsets | consume | consume / best hand-written | target |');
+console.log(
+  `\n## drain ${fmt(MESSAGES)} messages at batch ${BATCH}: best msgs/s of ${ROUNDS} rounds, and this process's CPU per message (the client's own cost)\n`,
+);
+console.log(
+  '| loops x partitions | hand-written, by transactionId | hand-written, with offsets | consume | consume / best hand-written | target |',
+);
 console.log('| --- | --- | --- | --- | --- | --- |');
 for (const loops of [1, 4]) {
   const queue = `bench-client-${loops}`;
   await fill(queue, loops);
   const best = { 'hand-written, by transactionId': 0, 'hand-written, with offsets': 0, consume: 0 } as Record<Way, number>;
-  const cpu = { 'hand-written, by transactionId': Infinity, 'hand-written, with offsets': Infinity, consume: Infinity } as Record<Way, number>;
+  const cpu = { 'hand-written, by transactionId': Infinity, 'hand-written, with offsets': Infinity, consume: Infinity } as Record<
+    Way,
+    number
+  >;
   for (let round = 0; round < ROUNDS; round++) {
     for (const way of Object.keys(WAYS) as Way[]) {
       const group = `g${round}-${way.replace(/\W+/g, '-')}`;
@@ -122,7 +155,9 @@ for (const loops of [1, 4]) {
   const hand = Math.max(best['hand-written, by transactionId'], best['hand-written, with offsets']);
   const ratio = best.consume / hand;
   const cell = (w: Way) => `${fmt(best[w])} msgs/s (${cpu[w].toFixed(1)} µs CPU)`;
-  console.log(`| ${loops} x ${loops} | ${cell('hand-written, by transactionId')} | ${cell('hand-written, with offsets')} | ${cell('consume')} | ${ratio.toFixed(2)}x | >= 0.9x: ${ratio >= 0.9 ? 'PASS' : 'MISS'} |`);
+  console.log(
+    `| ${loops} x ${loops} | ${cell('hand-written, by transactionId')} | ${cell('hand-written, with offsets')} | ${cell('consume')} | ${ratio.toFixed(2)}x | >= 0.9x: ${ratio >= 0.9 ? 'PASS' : 'MISS'} |`,
+  );
 }
 
 await server.stop();

@@ -34,7 +34,10 @@ function word(min: number, max: number): string {
 }
 function hex(bytes: number): string {
   let s = '';
-  for (let i = 0; i < bytes; i++) s += Math.floor(random() * 256).toString(16).padStart(2, '0');
+  for (let i = 0; i < bytes; i++)
+    s += Math.floor(random() * 256)
+      .toString(16)
+      .padStart(2, '0');
   return s;
 }
 
@@ -143,14 +146,20 @@ for (const n of SEGMENT_SIZES) {
   const cost = (before: number, after: number) => `${(((before - after) / before) * 100).toFixed(0).padStart(3)}% slower`;
   console.log('');
   console.log(`segment of ${n} JSON events, payload avg ${avg.toFixed(0)} B: packed ${packed.length} B -> ${blob.length} B`);
-  console.log(`  ratio ${(packed.length / blob.length).toFixed(2)}x (one zstd frame per message instead: ${(packed.length / perMessage).toFixed(2)}x)`);
+  console.log(
+    `  ratio ${(packed.length / blob.length).toFixed(2)}x (one zstd frame per message instead: ${(packed.length / perMessage).toFixed(2)}x)`,
+  );
   console.log(`  compress   zstd-wasm L${level} bare     ${mbps(packed.length, compress)}`);
   console.log(`  compress   zstd-wasm L${level} checked  ${mbps(packed.length, compressChecked)}   ${cost(compress, compressChecked)}`);
   console.log(`  decompress zstd-wasm bare        ${mbps(packed.length, wasm)}`);
   console.log(`  decompress zstd-wasm checked     ${mbps(packed.length, wasmChecked)}   ${cost(wasm, wasmChecked)} (libzstd verifies)`);
   console.log(`  decompress fzstd bare            ${mbps(packed.length, js)}`);
-  console.log(`  decompress fzstd checked         ${mbps(packed.length, jsChecked)}   ${cost(js, jsChecked)} (+ our XXH64)   zstd-wasm/fzstd checked = ${(wasmChecked / jsChecked).toFixed(2)}x`);
-  console.log(`  decodeSegment, all ${String(n).padEnd(4)}          ${mbps(packed.length, decodeAll)}   ${((decodeAll * n) / 1e6).toFixed(2)}M messages/s`);
+  console.log(
+    `  decompress fzstd checked         ${mbps(packed.length, jsChecked)}   ${cost(js, jsChecked)} (+ our XXH64)   zstd-wasm/fzstd checked = ${(wasmChecked / jsChecked).toFixed(2)}x`,
+  );
+  console.log(
+    `  decodeSegment, all ${String(n).padEnd(4)}          ${mbps(packed.length, decodeAll)}   ${((decodeAll * n) / 1e6).toFixed(2)}M messages/s`,
+  );
   console.log(`  xxh64 ours                       ${mbps(packed.length, ours64)}   ours/hash-wasm = ${(ours64 / peer64).toFixed(2)}x`);
   console.log(`  xxh64 hash-wasm                  ${mbps(packed.length, peer64)}`);
 }

@@ -107,10 +107,17 @@ async function main() {
   const health = functionUrlEvent('GET', '/health');
   const payload = { user: 4711, action: 'checkout', items: [{ sku: 'A-1', qty: 2 }], note: 'x'.repeat(120) };
   const pushEvent = (queue: string, partition: string, n: number) =>
-    functionUrlEvent('POST', '/api/v1/push', { headers: auth, body: { items: Array.from({ length: n }, () => ({ queue, partition, payload })) } });
+    functionUrlEvent('POST', '/api/v1/push', {
+      headers: auth,
+      body: { items: Array.from({ length: n }, () => ({ queue, partition, payload })) },
+    });
 
   const scripts: Record<string, (run: number) => Promise<Script>> = {
-    push: async (run) => ({ health, first: pushEvent(`bench-push-${run}`, 'p0', 1), workload: Array.from({ length: REQUESTS }, (_, i) => pushEvent(`bench-push-${run}`, `p${i % 4}`, BATCH)) }),
+    push: async (run) => ({
+      health,
+      first: pushEvent(`bench-push-${run}`, 'p0', 1),
+      workload: Array.from({ length: REQUESTS }, (_, i) => pushEvent(`bench-push-${run}`, `p${i % 4}`, BATCH)),
+    }),
     pop: async (run) => {
       const queue = `bench-pop-${run}`;
       await pushWith(db, queue, REQUESTS + 1);
@@ -134,7 +141,9 @@ async function main() {
 
   const boot: number[] = [];
   for (let i = 0; i < RUNS; i++) boot.push(await nodeBoot());
-  console.log(`cold start on Node ${process.version}, ${RUNS} runs per bundle (median), batch ${BATCH}, auth on, PostgreSQL at ${url.host}`);
+  console.log(
+    `cold start on Node ${process.version}, ${RUNS} runs per bundle (median), batch ${BATCH}, auth on, PostgreSQL at ${url.host}`,
+  );
   console.log(`baseline: \`node -e 0\` starts and exits in ${median(boot).toFixed(0)} ms on this machine`);
   console.log(`the one Cloudflare Worker (every family): ${((await bundleWorker('queen')).bytes / 1024).toFixed(0)} KiB`);
   console.log('bundle      size KiB  → /health ms  → first request ms (best)  peak RSS MB');
@@ -148,7 +157,11 @@ async function main() {
     }
     console.log(
       `${name.padEnd(10)} ${(lambda.bytes / 1024).toFixed(0).padStart(9)} ` +
-        `${median(runs.map((r) => r.health)).toFixed(0).padStart(13)} ${median(runs.map((r) => r.first)).toFixed(0).padStart(19)} ` +
+        `${median(runs.map((r) => r.health))
+          .toFixed(0)
+          .padStart(13)} ${median(runs.map((r) => r.first))
+          .toFixed(0)
+          .padStart(19)} ` +
         `${`(${Math.min(...runs.map((r) => r.first)).toFixed(0)})`.padStart(6)} ` +
         `${(Math.max(...runs.map((r) => r.peakRss)) / 2 ** 20).toFixed(1).padStart(12)}`,
     );
@@ -159,7 +172,10 @@ async function main() {
   const big = { items: [{ queue: 'bench-big', payload: 'y'.repeat(4 * 2 ** 20 - 64) }] };
   const bigPush = functionUrlEvent('POST', '/api/v1/push', { headers: auth, body: big });
   const bigPop = functionUrlEvent('GET', '/api/v1/pop/queue/bench-big?autoAck=true', { headers: auth });
-  for (const [name, event] of [['push', bigPush], ['pop', bigPop]] as const) {
+  for (const [name, event] of [
+    ['push', bigPush],
+    ['pop', bigPop],
+  ] as const) {
     const scriptPath = join(dir, `${name}-big.json`);
     await writeFile(scriptPath, JSON.stringify({ health, first: event, workload: [event, event] }));
     const run = await runOnce(harness, (await bundleLambda(name)).file, scriptPath, env);
@@ -176,14 +192,24 @@ async function appFor() {
   const { buildApp } = await import('../lib/http/app.js');
   const { readConfig } = await import('../lib/config.js');
   const { allFunctions } = await import('../functions/index.js');
-  return (db: Awaited<ReturnType<typeof connect>>) => buildApp(allFunctions, { config: readConfig({}, { auth: 'none' }), database: () => db, log: () => {} });
+  return (db: Awaited<ReturnType<typeof connect>>) =>
+    buildApp(allFunctions, { config: readConfig({}, { auth: 'none' }), database: () => db, log: () => {} });
 }
 
 async function pushWith(db: Awaited<ReturnType<typeof connect>>, queue: string, batches: number, partitions = 1) {
   const app = (await appFor())(db);
   for (let i = 0; i < batches; i++) {
-    const items = Array.from({ length: BATCH }, (_, j) => ({ queue, partition: `p${i % partitions}`, transactionId: `${queue}-${i}-${j}`, payload: { i, j } }));
-    const res = await app.request('/api/v1/push', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ items }) });
+    const items = Array.from({ length: BATCH }, (_, j) => ({
+      queue,
+      partition: `p${i % partitions}`,
+      transactionId: `${queue}-${i}-${j}`,
+      payload: { i, j },
+    }));
+    const res = await app.request('/api/v1/push', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ items }),
+    });
     if (res.status !== 201) throw new Error(`setup push: ${res.status} ${await res.text()}`);
   }
 }
@@ -197,7 +223,12 @@ async function leaseBatches(db: Awaited<ReturnType<typeof connect>>, queue: stri
     const res = await app.request(`/api/v1/pop/queue/${queue}/partition/p${i}?batch=${BATCH}`);
     const popped = (await res.json()) as { leaseId: string; messages: { transactionId: string; partitionId: string }[] };
     bodies.push({
-      acknowledgments: popped.messages.map((m) => ({ transactionId: m.transactionId, partitionId: m.partitionId, leaseId: popped.leaseId, status: 'completed' })),
+      acknowledgments: popped.messages.map((m) => ({
+        transactionId: m.transactionId,
+        partitionId: m.partitionId,
+        leaseId: popped.leaseId,
+        status: 'completed',
+      })),
     });
   }
   return bodies;

@@ -35,7 +35,8 @@ process.once('exit', () => {
 });
 const base = server.base;
 // A keep-alive socket the server closed while idle (between phases) resets once: send again.
-const call: typeof callOnce = (...args) => callOnce(...args).catch((err: NodeJS.ErrnoException) => (err.code === 'ECONNRESET' ? callOnce(...args) : Promise.reject(err)));
+const call: typeof callOnce = (...args) =>
+  callOnce(...args).catch((err: NodeJS.ErrnoException) => (err.code === 'ECONNRESET' ? callOnce(...args) : Promise.reject(err)));
 const meter = new Meter(server.pid, cluster.postmasterPid());
 
 // The endpoint: counts messages per queue, and wakes whoever waits for a transactionId.
@@ -72,14 +73,22 @@ const latencies: number[] = [];
 for (let i = 0; i < LATENCY_N + 20; i++) {
   const id = `lat-${i}`;
   const arrived = new Promise<number>((resolve) => waiting.set(id, resolve));
-  await call(base, 'POST', '/api/v1/push', JSON.stringify({ items: [{ queue: 'lat', partition: `p${i % 16}`, payload: { i }, transactionId: id }] }), [201]);
+  await call(
+    base,
+    'POST',
+    '/api/v1/push',
+    JSON.stringify({ items: [{ queue: 'lat', partition: `p${i % 16}`, payload: { i }, transactionId: id }] }),
+    [201],
+  );
   const answered = performance.now();
   const at = await arrived;
   waiting.delete(id);
   // The first 20 warm the connections and the cache of subscribed queues.
   if (i >= 20) latencies.push(at - answered);
 }
-console.log(`latency, push answered → endpoint received, ${LATENCY_N} single pushes: p50 ${pct(latencies, 50).toFixed(2)} ms  p99 ${pct(latencies, 99).toFixed(2)} ms  (target p50 <= 20 ms)`);
+console.log(
+  `latency, push answered → endpoint received, ${LATENCY_N} single pushes: p50 ${pct(latencies, 50).toFixed(2)} ms  p99 ${pct(latencies, 99).toFixed(2)} ms  (target p50 <= 20 ms)`,
+);
 
 // 2. Throughput on equal backlogs over 16 partitions: pop + ack by 4 consumers, then one subscription.
 await fill(base, 'consume', BACKLOG);
@@ -105,7 +114,13 @@ firstAt = 0;
 await subscribe('live', { batchSize: 100, maxInFlight: 16 });
 const liveWindow = await meter.window(async () => {
   const pushed = await drive(CLIENTS, 8, async (c, seq) => {
-    await call(base, 'POST', '/api/v1/push', pushBody('live', () => `p${(c + CLIENTS * seq) % 16}`, 100), [201]);
+    await call(
+      base,
+      'POST',
+      '/api/v1/push',
+      pushBody('live', () => `p${(c + CLIENTS * seq) % 16}`, 100),
+      [201],
+    );
     return 100;
   });
   const deadline = performance.now() + 60_000;

@@ -60,13 +60,16 @@ try {
   await admin.close();
   await startBroker();
   const db = await connect({ url: cluster.url('queen'), driver: 'pg', max: 2 });
-  for (const queue of QUEUES) await send(url, 'POST', '/api/v1/configure', JSON.stringify({ queue, options: { leaseTime: LEASE_SECONDS } }));
+  for (const queue of QUEUES)
+    await send(url, 'POST', '/api/v1/configure', JSON.stringify({ queue, options: { leaseTime: LEASE_SECONDS } }));
   note(`broker pid ${server!.pid} on ${url}, PostgreSQL 15 on port ${cluster.port} (${cluster.dir})`);
 
   const fixture = await makeFixture((m, u, b) => send(url, m, u, b), `s${SEED}`);
   const routes = routesOf(buildApp(allFunctions, { config: readConfig({}, { auth: 'none' }), database: () => db }));
   const all = examples(fixture);
-  const seedBodies = Object.values(all).flatMap((list) => list.map((e) => e.body)).filter((b) => b !== undefined);
+  const seedBodies = Object.values(all)
+    .flatMap((list) => list.map((e) => e.body))
+    .filter((b) => b !== undefined);
   // A route documented to answer 501 not_supported may (test/http/fuzz.test.ts allows it the same way).
   const perRoute = routes.map((r) =>
     fc
@@ -74,9 +77,18 @@ try {
       .map((req) => ({ ...req, notSupported: NOT_SUPPORTED.has(routeKey(r)) })),
   );
   const fuzzed: (FuzzRequest & { notSupported: boolean })[] = [];
-  for (let i = 0; fuzzed.length < FUZZ_REQUESTS; i++) for (const list of perRoute) if (list[i] && fuzzed.length < FUZZ_REQUESTS) fuzzed.push(list[i]!);
+  for (let i = 0; fuzzed.length < FUZZ_REQUESTS; i++)
+    for (const list of perRoute) if (list[i] && fuzzed.length < FUZZ_REQUESTS) fuzzed.push(list[i]!);
 
-  const load = new Load({ url, run: `f${SEED}-${Date.now().toString(36)}`, queues: QUEUES, producers: 4, consumers: 5, partitions: 6, leaseSeconds: LEASE_SECONDS });
+  const load = new Load({
+    url,
+    run: `f${SEED}-${Date.now().toString(36)}`,
+    queues: QUEUES,
+    producers: 4,
+    consumers: 5,
+    partitions: 6,
+    leaseSeconds: LEASE_SECONDS,
+  });
   const fuzzTally = new Tally();
   const fuzzProblems: string[] = [];
   let fuzzDone = 0;
@@ -91,7 +103,9 @@ try {
         answer = await send(url, req.method, req.url, req.body);
       }
       fuzzTally.record(req.method, answer);
-      const problem = fuzzProblem(answer, { databaseMayBeAway: true, notSupported: req.notSupported }) ?? (req.mustRefuse && answer.status < 400 ? `answered ${answer.status} to a body that is not an object` : null);
+      const problem =
+        fuzzProblem(answer, { databaseMayBeAway: true, notSupported: req.notSupported }) ??
+        (req.mustRefuse && answer.status < 400 ? `answered ${answer.status} to a body that is not an object` : null);
       if (problem) fuzzProblems.push(`${req.method} ${req.url} (${req.how}) body ${JSON.stringify(req.body?.slice(0, 200))}: ${problem}`);
       fuzzDone++;
     }
@@ -119,7 +133,14 @@ try {
   };
 
   await progressed('the load is running');
-  const faults: (() => Promise<void>)[] = [() => kill(1), () => kill(2), () => restartPg('fast'), () => kill(3), () => restartPg('immediate'), () => kill(4)];
+  const faults: (() => Promise<void>)[] = [
+    () => kill(1),
+    () => kill(2),
+    () => restartPg('fast'),
+    () => kill(3),
+    () => restartPg('immediate'),
+    () => kill(4),
+  ];
   for (const fault of faults) {
     await fault();
     await progressed('pushes and acks succeed after the fault');
@@ -143,7 +164,8 @@ try {
     entries.forEach((entry, i) => {
       if (!/deadlock detected/.test(entry)) return;
       out.push(entry);
-      for (let j = i + 1; j < entries.length && /^\S+ \S+ \S+ \[\d+\] (DETAIL|HINT|CONTEXT|STATEMENT)/.test(entries[j]!); j++) out.push(entries[j]!);
+      for (let j = i + 1; j < entries.length && /^\S+ \S+ \S+ \[\d+\] (DETAIL|HINT|CONTEXT|STATEMENT)/.test(entries[j]!); j++)
+        out.push(entries[j]!);
     });
     return out;
   };
@@ -178,16 +200,33 @@ try {
     ...fuzzProblems.slice(0, 20).map((p) => `  ${p}`),
     `deadlocks (40P01): server log ${srvDeadlocks.length}, PostgreSQL log ${pgDeadlocks.length}`,
     ...srvDeadlocks.slice(0, 5).map((l) => `  ${l.slice(0, 300)}`),
-    ...deadlockReports(pgLog).slice(0, 12).map((l) => `  ${l.slice(0, 1500)}`),
+    ...deadlockReports(pgLog)
+      .slice(0, 12)
+      .map((l) => `  ${l.slice(0, 1500)}`),
     `duration: ${elapsed()}`,
   ];
   console.log(lines.join('\n'));
-  const details = { lost: report.lost, storedTwice: report.storedTwice, underLiveLease: report.underLiveLease, redelivered: report.redeliveredAfterAck, undelivered: report.undelivered };
+  const details = {
+    lost: report.lost,
+    storedTwice: report.storedTwice,
+    underLiveLease: report.underLiveLease,
+    redelivered: report.redeliveredAfterAck,
+    undelivered: report.undelivered,
+  };
   for (const [name, list] of Object.entries(details)) if (list.length > 0) console.log(`${name}:\n  ${list.slice(0, 10).join('\n  ')}`);
   const failed =
-    report.lost.length + report.storedTwice.length + report.gaps.length + report.underLiveLease.length + report.redeliveredAfterAck.length +
-    report.undelivered.length + load.tally.wrong.length + fuzzProblems.length + srvDeadlocks.length + pgDeadlocks.length +
-    fiveHundreds(load.tally) + fiveHundreds(fuzzTally);
+    report.lost.length +
+    report.storedTwice.length +
+    report.gaps.length +
+    report.underLiveLease.length +
+    report.redeliveredAfterAck.length +
+    report.undelivered.length +
+    load.tally.wrong.length +
+    fuzzProblems.length +
+    srvDeadlocks.length +
+    pgDeadlocks.length +
+    fiveHundreds(load.tally) +
+    fiveHundreds(fuzzTally);
   await db.close();
   process.exitCode = failed > 0 ? 1 : 0;
 } finally {

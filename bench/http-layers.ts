@@ -16,33 +16,51 @@ const KINDS = [
   'hono on @hono/node-server: c.req.text(), c.json()',
   '+ body from env.incoming, answer with plain headers (respond.ts)',
   '+ hono/cors middleware (origin *), as before CORS went off by default',
-  "+ the old per-request middleware (c.header before the handler, 3 c.set)",
+  '+ the old per-request middleware (c.header before the handler, 3 c.set)',
   '+ the per-request middleware now, and requireRole',
   'the whole app (buildApp), database stubbed: push parsing and broker work',
 ];
 const PORT = 7240;
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 const BODY = JSON.stringify({ items: [{ queue: 'bench', partition: '7', payload: { message: 'Hello World', partition_id: 7 } }] });
-const ANSWER = JSON.stringify([{ index: 0, status: 'queued', transaction_id: '0193a0c4-0000-7000-8000-000000000000', message_id: '0193a0c4-0000-7000-8000-000000000000', partition_id: '12', trace_id: null, queueName: 'bench', offset: 1 }]);
+const ANSWER = JSON.stringify([
+  {
+    index: 0,
+    status: 'queued',
+    transaction_id: '0193a0c4-0000-7000-8000-000000000000',
+    message_id: '0193a0c4-0000-7000-8000-000000000000',
+    partition_id: '12',
+    trace_id: null,
+    queueName: 'bench',
+    offset: 1,
+  },
+]);
 
 async function serve(kind: number, port: number) {
   const listening = () => console.log('listening on');
   // A clean exit on SIGTERM, so `node --cpu-prof` writes its profile (to look inside one layer).
   process.on('SIGTERM', () => process.exit(0));
   if (kind === 0) {
-    http.createServer((req, res) => {
-      const chunks: Buffer[] = [];
-      req.on('data', (d: Buffer) => chunks.push(d));
-      req.on('end', () => {
-        JSON.parse(Buffer.concat(chunks).toString());
-        res.writeHead(201, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(ANSWER) });
-        res.end(ANSWER);
-      });
-    }).listen(port, '127.0.0.1', listening);
+    http
+      .createServer((req, res) => {
+        const chunks: Buffer[] = [];
+        req.on('data', (d: Buffer) => chunks.push(d));
+        req.on('end', () => {
+          JSON.parse(Buffer.concat(chunks).toString());
+          res.writeHead(201, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(ANSWER) });
+          res.end(ANSWER);
+        });
+      })
+      .listen(port, '127.0.0.1', listening);
     return;
   }
   const [{ Hono }, { serve: listen }, { cors }, body, respond, context] = await Promise.all([
-    import('hono'), import('@hono/node-server'), import('hono/cors'), import('../lib/http/requests/body.js'), import('../lib/http/respond.js'), import('../lib/http/context.js'),
+    import('hono'),
+    import('@hono/node-server'),
+    import('hono/cors'),
+    import('../lib/http/requests/body.js'),
+    import('../lib/http/respond.js'),
+    import('../lib/http/context.js'),
   ]);
   const { readConfig } = await import('../lib/config.js');
   const config = readConfig({}, { auth: 'none' });
@@ -51,7 +69,10 @@ async function serve(kind: number, port: number) {
     let offset = 0;
     const stub = {
       driver: 'pg' as const,
-      query: async (text: string) => (text.includes('push_segments') ? [{ kind: 'ok', grp: 0, item: null, partition_id: '12', msg_offset: null, base_offset: String(offset++), blob: null }] : []) as any[],
+      query: async (text: string) =>
+        (text.includes('push_segments')
+          ? [{ kind: 'ok', grp: 0, item: null, partition_id: '12', msg_offset: null, base_offset: String(offset++), blob: null }]
+          : []) as any[],
       transaction: async <T>(fn: (tx: any) => Promise<T>) => fn(stub),
       close: async () => {},
     };
@@ -95,9 +116,16 @@ async function serve(kind: number, port: number) {
 }
 
 async function main() {
-  const children = KINDS.map((_, k) => spawn(process.execPath, ['--import', 'tsx', fileURLToPath(import.meta.url), '--serve', String(k), String(PORT + k)], { detached: true, stdio: ['ignore', 'pipe', 'inherit'] }));
+  const children = KINDS.map((_, k) =>
+    spawn(process.execPath, ['--import', 'tsx', fileURLToPath(import.meta.url), '--serve', String(k), String(PORT + k)], {
+      detached: true,
+      stdio: ['ignore', 'pipe', 'inherit'],
+    }),
+  );
   try {
-    await Promise.all(children.map((c) => new Promise<void>((ok) => c.stdout!.on('data', (d: Buffer) => d.toString().includes('listening') && ok()))));
+    await Promise.all(
+      children.map((c) => new Promise<void>((ok) => c.stdout!.on('data', (d: Buffer) => d.toString().includes('listening') && ok()))),
+    );
     const perReq: number[][] = KINDS.map(() => []);
     for (let round = 0; round <= ROUNDS; round++) {
       for (let k = 0; k < KINDS.length; k++) {
@@ -108,12 +136,19 @@ async function main() {
         if (round > 0) perReq[k]!.push(((groupCpuSeconds(children[k]!.pid!) - before) * 1e6) / cell.msgs);
       }
     }
-    console.log(`server CPU per single-message push request, 16 clients, median of ${ROUNDS} alternating 2 s windows [min..max], and the step from the line above:`);
+    console.log(
+      `server CPU per single-message push request, 16 clients, median of ${ROUNDS} alternating 2 s windows [min..max], and the step from the line above:`,
+    );
     let prev = 0;
     KINDS.forEach((name, k) => {
       const xs = perReq[k]!.sort((a, b) => a - b);
       const m = median(xs);
-      const step = k === 0 ? '' : k === 3 || k === 4 ? `(${m - median(perReq[2]!) >= 0 ? '+' : ''}${(m - median(perReq[2]!)).toFixed(1)} over line 3)` : `(${m - prev >= 0 ? '+' : ''}${(m - prev).toFixed(1)})`;
+      const step =
+        k === 0
+          ? ''
+          : k === 3 || k === 4
+            ? `(${m - median(perReq[2]!) >= 0 ? '+' : ''}${(m - median(perReq[2]!)).toFixed(1)} over line 3)`
+            : `(${m - prev >= 0 ? '+' : ''}${(m - prev).toFixed(1)})`;
       console.log(`  ${m.toFixed(1).padStart(6)} µs  [${xs[0]!.toFixed(1)}..${xs.at(-1)!.toFixed(1)}]  ${step.padEnd(24)} ${name}`);
       if (k !== 3 && k !== 4) prev = m;
     });

@@ -38,14 +38,26 @@ const db = await freshDatabase(URL_);
 const app = appFor(db, 1000);
 for (let round = 0; round < ROUNDS; round++) {
   for (let start = 0; start < PARTITIONS; start += 1000) {
-    const items = Array.from({ length: 1000 }, (_, i) => ({ queue: QUEUE, partition: `p${start + i}`, payload: { round, order: start + i, note: 'x'.repeat(120) } }));
-    const res = await app.request('/api/v1/push', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ items }) });
+    const items = Array.from({ length: 1000 }, (_, i) => ({
+      queue: QUEUE,
+      partition: `p${start + i}`,
+      payload: { round, order: start + i, note: 'x'.repeat(120) },
+    }));
+    const res = await app.request('/api/v1/push', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ items }),
+    });
     if (res.status !== 201) throw new Error(`push answered ${res.status}`);
   }
 }
 // billing has read 2 of 5 on every partition; audit subscribed and has read nothing.
-await db.query(`INSERT INTO queen.consumer_subscriptions (queue_id, consumer_group, mode) SELECT id, g, 'all' FROM queen.queues, unnest(ARRAY['billing', 'audit']) g`);
-await db.query(`INSERT INTO queen.log_consumers (partition_id, consumer_group, committed, total_consumed) SELECT id, 'billing', 1, 2 FROM queen.log_partitions`);
+await db.query(
+  `INSERT INTO queen.consumer_subscriptions (queue_id, consumer_group, mode) SELECT id, g, 'all' FROM queen.queues, unnest(ARRAY['billing', 'audit']) g`,
+);
+await db.query(
+  `INSERT INTO queen.log_consumers (partition_id, consumer_group, committed, total_consumed) SELECT id, 'billing', 1, 2 FROM queen.log_partitions`,
+);
 await db.query('ANALYZE');
 
 const t0 = performance.now();
@@ -55,7 +67,9 @@ const t1 = performance.now();
 await rollupMinuteStats(db);
 const steadyRollup = performance.now() - t1;
 
-console.log(`config: 1 queue, ${PARTITIONS} partitions x ${ROUNDS} segments of 1 message, 2 groups (20,000 positions), PostgreSQL at ${new URL(URL_).host}, in-process app.request, median of ${RUNS}`);
+console.log(
+  `config: 1 queue, ${PARTITIONS} partitions x ${ROUNDS} segments of 1 message, 2 groups (20,000 positions), PostgreSQL at ${new URL(URL_).host}, in-process app.request, median of ${RUNS}`,
+);
 console.log(`rollup: first run ${firstRollup.toFixed(0)} ms, next run (nothing changed) ${steadyRollup.toFixed(0)} ms`);
 const wide = appFor(db, 20_000);
 for (const [label, target, path] of [

@@ -29,7 +29,10 @@ await migrate(db);
 const app = buildApp(allFunctions, { config: readConfig({}, { auth: 'none' }), database: () => db, log: (m, e) => console.error(m, e) });
 
 async function call(method: string, path: string, body?: unknown) {
-  const res = await app.request(path, body === undefined ? { method } : { method, body: JSON.stringify(body), headers: { 'content-type': 'application/json' } });
+  const res = await app.request(
+    path,
+    body === undefined ? { method } : { method, body: JSON.stringify(body), headers: { 'content-type': 'application/json' } },
+  );
   const text = await res.text();
   if (res.status >= 400) throw new Error(`${method} ${path}: ${res.status} ${text}`);
   return { status: res.status, body: text ? JSON.parse(text) : null };
@@ -57,15 +60,23 @@ const drive = (consumers: number, cycle: () => Promise<number>): Promise<Run> =>
 async function queenCycle(path: string, group?: string): Promise<number> {
   const { status, body } = await call('GET', path);
   if (status === 204) return 0;
-  const acknowledgments = body.messages.map((m: any) => ({ transactionId: m.transactionId, partitionId: m.partitionId, leaseId: body.leaseId, status: 'completed' }));
+  const acknowledgments = body.messages.map((m: any) => ({
+    transactionId: m.transactionId,
+    partitionId: m.partitionId,
+    leaseId: body.leaseId,
+    status: 'completed',
+  }));
   await call('POST', '/api/v1/ack/batch', { consumerGroup: group, acknowledgments });
   return body.messages.length;
 }
 
 // Enough messages that no configuration drains inside the measured window.
-const prefill = (batch: number, consumers: number) => Math.min(300_000, Math.ceil(SECONDS * (batch === 1 ? 4_000 : batch === 10 ? 25_000 : 60_000) * (consumers > 1 ? 1.5 : 1)));
+const prefill = (batch: number, consumers: number) =>
+  Math.min(300_000, Math.ceil(SECONDS * (batch === 1 ? 4_000 : batch === 10 ? 25_000 : 60_000) * (consumers > 1 ? 1.5 : 1)));
 
-console.log(`pop + ack vs pg-boss 10.4.2 fetch + complete, ${SECONDS}s per configuration, PostgreSQL ${(await db.query<{ server_version: string }>('SHOW server_version'))[0]!.server_version}, node ${process.version}`);
+console.log(
+  `pop + ack vs pg-boss 10.4.2 fetch + complete, ${SECONDS}s per configuration, PostgreSQL ${(await db.query<{ server_version: string }>('SHOW server_version'))[0]!.server_version}, node ${process.version}`,
+);
 
 const boss = new PgBoss({ connectionString: url, max: 40, supervise: false, schedule: false });
 boss.on('error', (e) => console.error('pg-boss', e));
@@ -80,7 +91,10 @@ async function bossRun(batch: number, consumers: number): Promise<Run> {
   return drive(consumers, async () => {
     const jobs = await boss.fetch(name, { batchSize: batch });
     if (jobs.length === 0) return 0;
-    await boss.complete(name, jobs.map((j) => j.id));
+    await boss.complete(
+      name,
+      jobs.map((j) => j.id),
+    );
     return jobs.length;
   });
 }
@@ -149,13 +163,22 @@ async function popLatency(queue: string, partition: string, rounds: number) {
   return lat;
 }
 async function queenCycleAck(body: any) {
-  await call('POST', '/api/v1/ack/batch', { acknowledgments: body.messages.map((m: any) => ({ transactionId: m.transactionId, partitionId: m.partitionId, leaseId: body.leaseId, status: 'completed' })) });
+  await call('POST', '/api/v1/ack/batch', {
+    acknowledgments: body.messages.map((m: any) => ({
+      transactionId: m.transactionId,
+      partitionId: m.partitionId,
+      leaseId: body.leaseId,
+      status: 'completed',
+    })),
+  });
 }
 
 const fresh = await popLatency('wide', 'p5000', 50);
 // Time passing, without waiting for it: the partitions were last written an hour ago. VACUUM stands
 // for autovacuum removing the index entries this UPDATE leaves behind.
-await db.query(`UPDATE queen.log_partitions p SET last_write_at = now() - interval '1 hour' FROM queen.queues q WHERE q.id = p.queue_id AND q.name = 'wide'`);
+await db.query(
+  `UPDATE queen.log_partitions p SET last_write_at = now() - interval '1 hour' FROM queen.queues q WHERE q.id = p.queue_id AND q.name = 'wide'`,
+);
 await db.query('VACUUM ANALYZE queen.log_partitions');
 await db.query('VACUUM ANALYZE queen.log_consumers');
 const idleWide = await popLatency('wide', 'p5000', 300);
@@ -164,8 +187,12 @@ console.log('\nwildcard pop latency (ms), one partition has a message, 10,000 pa
 console.log('| queue | p50 | p99 | vs one partition (p50) |');
 console.log('| --- | ---: | ---: | ---: |');
 console.log(`| 1 partition | ${pct(one, 50).toFixed(2)} | ${pct(one, 99).toFixed(2)} | 1.00x |`);
-console.log(`| 10,000 partitions, idle (last written > 2 min ago) | ${pct(idleWide, 50).toFixed(2)} | ${pct(idleWide, 99).toFixed(2)} | ${(pct(idleWide, 50) / pct(one, 50)).toFixed(2)}x |`);
-console.log(`| 10,000 partitions, all written in the last 2 min (inside the slack) | ${pct(fresh, 50).toFixed(2)} | ${pct(fresh, 99).toFixed(2)} | ${(pct(fresh, 50) / pct(one, 50)).toFixed(2)}x |`);
+console.log(
+  `| 10,000 partitions, idle (last written > 2 min ago) | ${pct(idleWide, 50).toFixed(2)} | ${pct(idleWide, 99).toFixed(2)} | ${(pct(idleWide, 50) / pct(one, 50)).toFixed(2)}x |`,
+);
+console.log(
+  `| 10,000 partitions, all written in the last 2 min (inside the slack) | ${pct(fresh, 50).toFixed(2)} | ${pct(fresh, 99).toFixed(2)} | ${(pct(fresh, 50) / pct(one, 50)).toFixed(2)}x |`,
+);
 
 await call('POST', '/api/v1/push', { items: [{ queue: 'wide', partition: 'p5000', payload: 1 }] });
 const [ids] = await db.query<{ q: string; s: Date }>(
@@ -203,26 +230,36 @@ for (let i = 0; i < 150; i++) {
     const m = body.messages[0];
     const t0 = performance.now();
     if (way === 'guarded') {
-      await call('POST', '/api/v1/ack/batch', { acknowledgments: [{ transactionId: m.transactionId, partitionId: m.partitionId, leaseId: body.leaseId, status: 'dlq', error: 'bench' }] });
+      await call('POST', '/api/v1/ack/batch', {
+        acknowledgments: [
+          { transactionId: m.transactionId, partitionId: m.partitionId, leaseId: body.leaseId, status: 'dlq', error: 'bench' },
+        ],
+      });
       guarded.push(performance.now() - t0);
       continue;
     }
     await db.transaction(async (tx) => {
       const [c] = await tx.query<{ worker_id: string }>(
-        `SELECT worker_id FROM queen.log_consumers WHERE partition_id = $1 AND consumer_group = '__QUEUE_MODE__' FOR UPDATE`, [m.partitionId]);
+        `SELECT worker_id FROM queen.log_consumers WHERE partition_id = $1 AND consumer_group = '__QUEUE_MODE__' FOR UPDATE`,
+        [m.partitionId],
+      );
       if (c!.worker_id !== body.leaseId) throw new Error('lease moved');
       const [seg] = await tx.query<{ base_offset: string; end_offset: string; created_at: Date; blob: Uint8Array }>(
         `SELECT base_offset, end_offset, created_at, blob FROM queen.log_segments WHERE partition_id = $1 AND base_offset <= $2 ORDER BY base_offset DESC LIMIT 1`,
-        [m.partitionId, m.offset]);
+        [m.partitionId, m.offset],
+      );
       const base = Number(seg!.base_offset);
       const [f] = decodeSegment(seg!.blob, base, m.offset, m.offset, Number(seg!.end_offset) - base + 1);
       await tx.query(
         `INSERT INTO queen.log_dlq (partition_id, consumer_group, msg_offset, message_id, transaction_id, trace_id, producer_sub, payload, encrypted, error_message, retry_count, created_at)
          VALUES ($1, '__QUEUE_MODE__', $2, $3, $4, NULL, NULL, $5, false, 'bench', 0, $6)`,
-        [m.partitionId, m.offset, bytesToUuid(f!.messageId), f!.transactionId, f!.payload, seg!.created_at]);
+        [m.partitionId, m.offset, bytesToUuid(f!.messageId), f!.transactionId, f!.payload, seg!.created_at],
+      );
       await tx.query(
         `UPDATE queen.log_consumers SET committed = $2, batch_end = NULL, worker_id = NULL, lease_expires_at = NULL
-          WHERE partition_id = $1 AND consumer_group = '__QUEUE_MODE__'`, [m.partitionId, m.offset]);
+          WHERE partition_id = $1 AND consumer_group = '__QUEUE_MODE__'`,
+        [m.partitionId, m.offset],
+      );
     });
     interactive.push(performance.now() - t0);
   }
@@ -243,20 +280,34 @@ for (const batch of [100, 1000, 10000]) {
   for (let rep = 0; rep < 5; rep++) {
     const partition = `b${batch}-${rep}`;
     for (let s = 0; s < batch; s += 100) {
-      await call('POST', '/api/v1/push', { items: Array.from({ length: 100 }, (_, i) => ({ queue: 'bigack', partition, payload: { i: s + i } })) });
+      await call('POST', '/api/v1/push', {
+        items: Array.from({ length: 100 }, (_, i) => ({ queue: 'bigack', partition, payload: { i: s + i } })),
+      });
     }
     let t0 = performance.now();
     const { body } = await call('GET', `/api/v1/pop/queue/bigack/partition/${partition}?batch=${batch}`);
     pops.push(performance.now() - t0);
     if (body.messages.length !== batch) throw new Error(`popped ${body.messages.length} of ${batch}`);
     t0 = performance.now();
-    const res = await call('POST', '/api/v1/ack/batch', { acknowledgments: body.messages.map((m: any) => ({ transactionId: m.transactionId, partitionId: m.partitionId, leaseId: body.leaseId, status: 'completed' })) });
+    const res = await call('POST', '/api/v1/ack/batch', {
+      acknowledgments: body.messages.map((m: any) => ({
+        transactionId: m.transactionId,
+        partitionId: m.partitionId,
+        leaseId: body.leaseId,
+        status: 'completed',
+      })),
+    });
     acks.push(performance.now() - t0);
     if (res.body.some((r: any) => !r.success)) throw new Error('ack failed');
   }
   console.log(`| ${batch.toLocaleString('en')} | ${pct(pops, 50).toFixed(1)} | ${pct(acks, 50).toFixed(1)} |`);
 }
-console.log(`\nload average at the end: ${(await import('node:os')).loadavg().map((x) => x.toFixed(1)).join(' ')} (${(await import('node:os')).cpus().length} cores)`);
+console.log(
+  `\nload average at the end: ${(await import('node:os'))
+    .loadavg()
+    .map((x) => x.toFixed(1))
+    .join(' ')} (${(await import('node:os')).cpus().length} cores)`,
+);
 
 await db.close();
 await admin.query(`DROP DATABASE ${dbName} WITH (FORCE)`);

@@ -14,7 +14,16 @@ import { Meter, perMsg } from './lib/meter.js';
 import { startCluster, withClient } from './lib/postgres.js';
 import { startServer } from './lib/server.js';
 import { groupSystemSeconds } from './lib/cpu.js';
-import { categorise, inclusiveOf, perfRecord, perfSymbols, POSTGRES_ENTRY_POINTS, POSTGRES_RULES, SERVER_RULES, type Rules } from './lib/perf.js';
+import {
+  categorise,
+  inclusiveOf,
+  perfRecord,
+  perfSymbols,
+  POSTGRES_ENTRY_POINTS,
+  POSTGRES_RULES,
+  SERVER_RULES,
+  type Rules,
+} from './lib/perf.js';
 import { BATCH, CLIENTS, fill, popCycle, pushCycle } from './lib/workload.js';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 8);
@@ -58,7 +67,8 @@ async function statements(): Promise<string[]> {
        FROM pg_stat_statements WHERE query NOT ILIKE '%pg_stat_statements%' ORDER BY total_exec_time DESC LIMIT 20`,
   );
   return rows.map(
-    (r) => `${String(r.calls).padStart(7)} calls ${Number(r.ms).toFixed(0).padStart(7)} ms ${(Number(r.ms) / r.calls).toFixed(3).padStart(8)} ms/call ` +
+    (r) =>
+      `${String(r.calls).padStart(7)} calls ${Number(r.ms).toFixed(0).padStart(7)} ms ${(Number(r.ms) / r.calls).toFixed(3).padStart(8)} ms/call ` +
       `${(Number(r.blks) / r.calls).toFixed(1).padStart(7)} blk/call ${(Number(r.wal_bytes) / r.calls).toFixed(0).padStart(7)} WAL B/call ${r.toplevel ? 'top ' : '    '} ${String(r.q).slice(0, 110)}`,
   );
 }
@@ -106,7 +116,8 @@ function printPerf(title: string, data: string, rules: Rules, entryPoints: reado
   const lines = [`${title}, perf self time by category (${data}):`];
   for (const [cat, pct] of categorise(self, rules)) if (pct >= 0.5) lines.push(`  ${pct.toFixed(1).padStart(5)}%  ${cat}`);
   lines.push(`${title}, perf top symbols:`);
-  for (const [sym, pct] of [...self.entries()].sort((x, y) => y[1] - x[1]).slice(0, 15)) lines.push(`  ${pct.toFixed(1).padStart(5)}%  ${sym.slice(0, 120)}`);
+  for (const [sym, pct] of [...self.entries()].sort((x, y) => y[1] - x[1]).slice(0, 15))
+    lines.push(`  ${pct.toFixed(1).padStart(5)}%  ${sym.slice(0, 120)}`);
   if (entryPoints.length) {
     lines.push(`${title}, perf inclusive time of entry points:`);
     for (const [sym, pct] of inclusiveOf(perfSymbols(data, true), entryPoints)) lines.push(`  ${pct.toFixed(1).padStart(5)}%  ${sym}`);
@@ -127,7 +138,9 @@ async function profilePhase(phase: string, cycle: (c: number, s: number) => Prom
   const perfFiles = await perf;
   writeFileSync(join(OUT, `${phase}.cpuprofile`), JSON.stringify(profile));
   const s = summarise(profile);
-  console.log(`\n=== ${phase}: ${fmt(rate(cell))} msgs/s, server ${perMsg(cpu.server, cell.msgs).toFixed(1)} µs/msg (of which kernel ${perMsg(sys, cell.msgs).toFixed(1)}), PostgreSQL ${perMsg(cpu.postgres, cell.msgs).toFixed(1)} µs/msg ===`);
+  console.log(
+    `\n=== ${phase}: ${fmt(rate(cell))} msgs/s, server ${perMsg(cpu.server, cell.msgs).toFixed(1)} µs/msg (of which kernel ${perMsg(sys, cell.msgs).toFixed(1)}), PostgreSQL ${perMsg(cpu.postgres, cell.msgs).toFixed(1)} µs/msg ===`,
+  );
   console.log(`server self time by place (busy ${s.busyMs.toFixed(0)} ms of ${SECONDS * 1000} ms):`);
   for (const l of formatShares(s.places.slice(0, 18))) console.log(`  ${l}`);
   console.log('server self time by function:');

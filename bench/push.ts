@@ -45,7 +45,8 @@ function brokerItems(queue: string, partition: string, batch: number, seq: numbe
 function httpBody(queue: string, partition: string, batch: number, seq: number, minted = false): string {
   const items = Array.from(
     { length: batch },
-    (_, i) => `{"queue":"${queue}","partition":"${partition}","payload":${payloadOf(seq * batch + i)}${minted ? '' : `,"transactionId":"${partition}-${seq}-${i}"`}}`,
+    (_, i) =>
+      `{"queue":"${queue}","partition":"${partition}","payload":${payloadOf(seq * batch + i)}${minted ? '' : `,"transactionId":"${partition}-${seq}-${i}"`}}`,
   );
   return `{"items":[${items.join(',')}]}`;
 }
@@ -109,7 +110,9 @@ async function main() {
     await boss.start();
     await boss.createQueue('bench');
 
-    console.log(`push benchmark: ${SECONDS} s per cell, ~200-byte JSON payloads, client c pushes to partition p<c>, client transactionIds, dedup window 3600 s (probe on), zstd level ${config.zstdLevel}`);
+    console.log(
+      `push benchmark: ${SECONDS} s per cell, ~200-byte JSON payloads, client c pushes to partition p<c>, client transactionIds, dedup window 3600 s (probe on), zstd level ${config.zstdLevel}`,
+    );
     console.log('pg-boss 10.4.2: boss.insert([{name, data}] x batch), same database, same run\n');
     const table: string[] = [];
     for (const batch of [1, 10, 100]) {
@@ -129,7 +132,9 @@ async function main() {
     }
 
     const mintedHttp = await drive(16, 100, (c, seq) => post(httpBody('http-minted', `p${c}`, 100, seq, true)));
-    const mintedBroker = await drive(16, 100, (c, seq) => pushItems(db, ctx, brokerItems('broker-minted', `p${c}`, 100, seq, true)).then(() => {}));
+    const mintedBroker = await drive(16, 100, (c, seq) =>
+      pushItems(db, ctx, brokerItems('broker-minted', `p${c}`, 100, seq, true)).then(() => {}),
+    );
     console.log(`batch 100 x 16 clients, no transactionId (minted ids, no probe) | http ${fmt(mintedHttp)} | broker ${fmt(mintedBroker)}`);
 
     console.log('\nDedup probe, one partition, broker, batch 100, 4 clients, client transactionIds:');
@@ -159,7 +164,9 @@ async function main() {
     const noProbe = await one('dedupWindowSeconds 0 (no probe, GIN upkeep only)');
     await db.query('DROP INDEX queen.idx_log_txns_keys');
     const noIndex = await one('dedupWindowSeconds 0 and no GIN index (no upkeep)');
-    console.log(`  full/empty cost ratio ${(empty / full).toFixed(2)}x (goal < 2x); fastupdate on (64kB / 4MB) vs off ${(fast / full).toFixed(2)}x / ${(fast4 / full).toFixed(2)}x throughput; GIN upkeep costs ${((1 - noProbe / noIndex) * 100).toFixed(0)}% of push throughput`);
+    console.log(
+      `  full/empty cost ratio ${(empty / full).toFixed(2)}x (goal < 2x); fastupdate on (64kB / 4MB) vs off ${(fast / full).toFixed(2)}x / ${(fast4 / full).toFixed(2)}x throughput; GIN upkeep costs ${((1 - noProbe / noIndex) * 100).toFixed(0)}% of push throughput`,
+    );
   } finally {
     await boss.stop({ graceful: false, wait: true }).catch(() => {});
     server?.kill();

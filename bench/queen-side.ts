@@ -70,17 +70,36 @@ const cluster = startCluster({ port: 7262, statements: PROFILE, settings: parseS
 const sides: Side[] = [];
 try {
   const BASE_DIR = process.env.BENCH_BASE_DIR;
-  for (const db of ['ours', 'queen', ...(BASE_DIR ? ['base'] : [])]) await withClient(cluster.url('postgres'), (c) => c.query(`CREATE DATABASE ${db}`));
+  for (const db of ['ours', 'queen', ...(BASE_DIR ? ['base'] : [])])
+    await withClient(cluster.url('postgres'), (c) => c.query(`CREATE DATABASE ${db}`));
   if (PROFILE) await withClient(cluster.url('ours'), (c) => c.query('CREATE EXTENSION pg_stat_statements'));
   const nodeArgs = [...(PROFILE ? [`--inspect=127.0.0.1:${INSPECT_PORT}`] : []), ...(PERF ? ['--perf-basic-prof-only-functions'] : [])];
-  sides.push({ name: 'ours', kind: 'ours', db: 'ours', server: await startServer({ databaseUrl: cluster.url('ours'), port: 7214, nodeArgs }) });
+  sides.push({
+    name: 'ours',
+    kind: 'ours',
+    db: 'ours',
+    server: await startServer({ databaseUrl: cluster.url('ours'), port: 7214, nodeArgs }),
+  });
   const inspector = PROFILE ? await Inspector.connect(INSPECT_PORT) : null;
-  if (BASE_DIR) sides.push({ name: 'base', kind: 'ours', db: 'base', server: await startServer({ databaseUrl: cluster.url('base'), port: 7216, dir: BASE_DIR }) });
+  if (BASE_DIR)
+    sides.push({
+      name: 'base',
+      kind: 'ours',
+      db: 'base',
+      server: await startServer({ databaseUrl: cluster.url('base'), port: 7216, dir: BASE_DIR }),
+    });
   if (QUEEN_BIN) {
     const cwd = process.env.BENCH_QUEEN_SCHEMA_DIR ?? resolve(dirname(QUEEN_BIN), '../../lib');
-    sides.push({ name: 'queen', kind: 'queen', db: 'queen', server: await startQueenServer(QUEEN_BIN, cwd, { port: cluster.port, database: 'queen' }, 7215) });
+    sides.push({
+      name: 'queen',
+      kind: 'queen',
+      db: 'queen',
+      server: await startQueenServer(QUEEN_BIN, cwd, { port: cluster.port, database: 'queen' }, 7215),
+    });
   }
-  console.log(`Queen's runner from ${REPO} in ${RUNNER}; ${SECONDS} s each; Queen's server: ${QUEEN_BIN ?? 'not given (BENCH_QUEEN_SERVER)'}`);
+  console.log(
+    `Queen's runner from ${REPO} in ${RUNNER}; ${SECONDS} s each; Queen's server: ${QUEEN_BIN ?? 'not given (BENCH_QUEEN_SERVER)'}`,
+  );
   if (BASE_DIR) console.log(`base: ${BASE_DIR}`);
 
   const results = new Map<string, Row>();
@@ -107,18 +126,24 @@ try {
       const perfDone =
         PERF && side.name === 'ours'
           ? sleep(1000).then(() =>
-              Promise.all([perfRecord(groupPids(side.server.pid), SECONDS - 2, perfData), perfRecord(treePids(cluster.postmasterPid()), SECONDS - 2, pgPerfData)]),
+              Promise.all([
+                perfRecord(groupPids(side.server.pid), SECONDS - 2, perfData),
+                perfRecord(treePids(cluster.postmasterPid()), SECONDS - 2, pgPerfData),
+              ]),
             )
           : null;
       const { out, cpu } = await meter.window(() => runQueenLoad(RUNNER, side.server.base.origin, queue, size, SECONDS, !PRODUCER_ONLY));
       if (perfDone) {
         await perfDone;
         console.log(`  server on-CPU by category (perf, ${perfData}):`);
-        for (const [cat, pct] of categorise(perfSymbols(perfData, false), SERVER_RULES)) if (pct >= 0.5) console.log(`    ${pct.toFixed(1).padStart(5)}%  ${cat}`);
+        for (const [cat, pct] of categorise(perfSymbols(perfData, false), SERVER_RULES))
+          if (pct >= 0.5) console.log(`    ${pct.toFixed(1).padStart(5)}%  ${cat}`);
         console.log(`  PostgreSQL on-CPU by category (perf, ${pgPerfData}):`);
-        for (const [cat, pct] of categorise(perfSymbols(pgPerfData, false), POSTGRES_RULES)) if (pct >= 0.5) console.log(`    ${pct.toFixed(1).padStart(5)}%  ${cat}`);
+        for (const [cat, pct] of categorise(perfSymbols(pgPerfData, false), POSTGRES_RULES))
+          if (pct >= 0.5) console.log(`    ${pct.toFixed(1).padStart(5)}%  ${cat}`);
         console.log('  PostgreSQL inclusive time of entry points:');
-        for (const [sym, pct] of inclusiveOf(perfSymbols(pgPerfData, true), POSTGRES_ENTRY_POINTS)) console.log(`    ${pct.toFixed(1).padStart(5)}%  ${sym}`);
+        for (const [sym, pct] of inclusiveOf(perfSymbols(pgPerfData, true), POSTGRES_ENTRY_POINTS))
+          console.log(`    ${pct.toFixed(1).padStart(5)}%  ${sym}`);
       }
       const after = await count();
       if (profiling) await printProfile(await inspector!.stopProfile(), after.pushed - before.pushed);
@@ -155,7 +180,9 @@ try {
   const other = sides.find((s) => s.name === 'queen') ?? sides.find((s) => s.name === 'base');
   const ratio = (size: number, f: (r: Row) => number) =>
     other ? ` (${(f(results.get(`ours/${size}`)!) / f(results.get(`${other.name}/${size}`)!)).toFixed(2)}x)` : '';
-  console.log(`\n| messages per push | push msgs/s ${sides.map((s) => s.name).join(' / ')} | consumed msgs/s | PostgreSQL CPU µs per message | server CPU µs per message | bytes per message |`);
+  console.log(
+    `\n| messages per push | push msgs/s ${sides.map((s) => s.name).join(' / ')} | consumed msgs/s | PostgreSQL CPU µs per message | server CPU µs per message | bytes per message |`,
+  );
   console.log('| --- | --- | --- | --- | --- | --- |');
   for (const size of SIZES) {
     console.log(
@@ -184,7 +211,9 @@ async function printProfile(profile: Parameters<typeof summarise>[0], pushed: nu
   console.log(`  PostgreSQL statements (pg_stat_statements, track = all), µs per call and per message pushed:`);
   for (const r of rows) {
     const us = Number(r.ms) * 1000;
-    console.log(`    ${String(r.calls).padStart(7)} calls ${(us / r.calls).toFixed(0).padStart(6)} µs/call ${(us / pushed).toFixed(1).padStart(7)} µs/msg ${r.toplevel ? 'top ' : '    '} ${String(r.q).slice(0, 100)}`);
+    console.log(
+      `    ${String(r.calls).padStart(7)} calls ${(us / r.calls).toFixed(0).padStart(6)} µs/call ${(us / pushed).toFixed(1).padStart(7)} µs/msg ${r.toplevel ? 'top ' : '    '} ${String(r.q).slice(0, 100)}`,
+    );
   }
 }
 
@@ -211,5 +240,10 @@ function treePids(root: number): number[] {
       return '';
     }
   };
-  return [root, ...readdirSync('/proc').filter((p) => /^\d+$/.test(p) && ppid(p) === String(root)).map(Number)];
+  return [
+    root,
+    ...readdirSync('/proc')
+      .filter((p) => /^\d+$/.test(p) && ppid(p) === String(root))
+      .map(Number),
+  ];
 }

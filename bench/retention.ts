@@ -51,7 +51,10 @@ async function fill(db: Database): Promise<string> {
   );
   // Expired segments two hours old, the rest ten minutes old; created_at ascending with offsets.
   const createdAt = `CASE WHEN g < ${EXPIRED} THEN now() - interval '2 hours' ELSE now() - interval '10 minutes' END + g * interval '50 milliseconds'`;
-  for (const [table, column, bytes] of [['log_segments', 'blob', blob], ['log_txns', 'hashes', hashes]] as const) {
+  for (const [table, column, bytes] of [
+    ['log_segments', 'blob', blob],
+    ['log_txns', 'hashes', hashes],
+  ] as const) {
     await db.query(
       `INSERT INTO queen.${table} (partition_id, base_offset, end_offset, created_at, ${column})
        SELECT $1, g * ${PER_SEGMENT}, g * ${PER_SEGMENT} + ${PER_SEGMENT - 1}, ${createdAt}, $2::bytea
@@ -59,7 +62,9 @@ async function fill(db: Database): Promise<string> {
       [p!.id, bytes],
     );
   }
-  console.log(`filled: ${SEGMENTS} segments of ${PER_SEGMENT} (${SEGMENTS * PER_SEGMENT} messages), blob ${blob.length} B, hashes ${hashes.length} B`);
+  console.log(
+    `filled: ${SEGMENTS} segments of ${PER_SEGMENT} (${SEGMENTS * PER_SEGMENT} messages), blob ${blob.length} B, hashes ${hashes.length} B`,
+  );
   return p!.id;
 }
 
@@ -145,7 +150,10 @@ try {
       `${report.sidecarRowsPurged} sidecar rows, ${before.toast_chunks! - after.toast_chunks!} TOAST chunks; ` +
       `rows touched ${before.segments! - after.segments! + before.txns! - after.txns! + before.toast_chunks! - after.toast_chunks!} + 1 partition row`,
   );
-  const [w] = await db.query<{ log_start: string; txns_start: string }>('SELECT log_start, txns_start FROM queen.log_partitions WHERE id = $1', [partitionId]);
+  const [w] = await db.query<{ log_start: string; txns_start: string }>(
+    'SELECT log_start, txns_start FROM queen.log_partitions WHERE id = $1',
+    [partitionId],
+  );
   console.log(`watermarks: log_start ${w!.log_start}, txns_start ${w!.txns_start}`);
   const t2 = performance.now();
   await runRetention(db);

@@ -2,7 +2,23 @@
 // Each prints its configuration, its figures and ratios against the peer it runs beside.
 import { spawnSync } from 'node:child_process';
 
-const ALL = ['targets', 'queen-side', 'floor', 'http-layers', 'pg-driver', 'codec', 'push', 'pop-ack', 'retention', 'cold-start', 'worker-startup', 'metrics', 'faults', 'client', 'delivery'];
+const ALL = [
+  'targets',
+  'queen-side',
+  'floor',
+  'http-layers',
+  'pg-driver',
+  'codec',
+  'push',
+  'pop-ack',
+  'retention',
+  'cold-start',
+  'worker-startup',
+  'metrics',
+  'faults',
+  'client',
+  'delivery',
+];
 const chosen = process.argv.slice(2).length ? process.argv.slice(2) : ALL;
 
 for (const name of chosen) {

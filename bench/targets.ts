@@ -81,8 +81,11 @@ const pops = withQuota(async () => {
 }, BATCH);
 const fetches = withQuota(async () => {
   const got = await boss.fetch('consume', { batchSize: BATCH });
-  if (got.length === 0) return empties++, 0;
-  await boss.complete('consume', got.map((j) => j.id));
+  if (got.length === 0) return (empties++, 0);
+  await boss.complete(
+    'consume',
+    got.map((j) => j.id),
+  );
   return got.length;
 }, BATCH);
 // Autovacuum is off, as on the shared cluster: this ANALYZE stands in for it, so that neither side
@@ -98,7 +101,10 @@ async function consume(windows: number) {
   const a: Measured[] = [];
   const b: Measured[] = [];
   for (let r = -1; r < windows; r++) {
-    for (const [q, out] of [[pops, a], [fetches, b]] as const) {
+    for (const [q, out] of [
+      [pops, a],
+      [fetches, b],
+    ] as const) {
       await topUp();
       q.left = r < 0 ? 1000 : BACKLOG / 2; // round -1 warms up
       const x = await meter.window(() => drive(CLIENTS, 1e6, q.cycle));
@@ -135,11 +141,18 @@ let inserted = 0;
 try {
   if (chosen.includes('push') || chosen.includes('pop')) {
     pushed = await alternate(pushBench, insertCycle);
-    const ourMsgs = Number((await db.query(`SELECT coalesce(sum(end_offset - base_offset + 1), 0) AS n FROM queen.log_segments`)).rows[0].n);
+    const ourMsgs = Number(
+      (await db.query(`SELECT coalesce(sum(end_offset - base_offset + 1), 0) AS n FROM queen.log_segments`)).rows[0].n,
+    );
     inserted = Number((await db.query(`SELECT count(*) AS n FROM pgboss.job`)).rows[0].n);
     const ours = await schemaBytes(db, 'queen');
     const peer = await schemaBytes(db, 'pgboss');
-    bytes = { ours: totalBytes(ours) / ourMsgs, peer: totalBytes(peer) / inserted, oursLines: describeParts(ours, ourMsgs), peerLines: describeParts(peer, inserted) };
+    bytes = {
+      ours: totalBytes(ours) / ourMsgs,
+      peer: totalBytes(peer) / inserted,
+      oursLines: describeParts(ours, ourMsgs),
+      peerLines: describeParts(peer, inserted),
+    };
     figures.bytes = { ours: bytes.ours, peer: bytes.peer, ourMsgs, inserted, oursParts: ours, peerParts: peer };
   }
   if (chosen.includes('pop')) popped = await consume(3 * ROUNDS);
@@ -147,7 +160,10 @@ try {
     latency = { ours: [], peer: [] };
     for (let i = 0; i < 400; i++) {
       let t0 = performance.now();
-      await push(base, pushBody('lat', () => 'p0', 1));
+      await push(
+        base,
+        pushBody('lat', () => 'p0', 1),
+      );
       if (i >= 20) latency.ours.push(performance.now() - t0);
       t0 = performance.now();
       await boss.insert(jobs(1, 'lat'));
@@ -184,12 +200,23 @@ function throughputRows(names: [string, string, string], m: { ours: Measured; pe
   return { ours: side(o), peer: side(p) };
 }
 if (pushed) {
-  figures.push = throughputRows(['push msgs/s (4 clients x batch 100)', 'server CPU per message pushed', 'PostgreSQL CPU per message inserted'], pushed, 2.5, 0.2);
+  figures.push = throughputRows(
+    ['push msgs/s (4 clients x batch 100)', 'server CPU per message pushed', 'PostgreSQL CPU per message inserted'],
+    pushed,
+    2.5,
+    0.2,
+  );
 }
 if (popped) {
-  figures.pop = throughputRows(['pop+ack msgs/s (fetch(100)+complete)', 'server CPU per message popped+acked', 'PostgreSQL CPU per message consumed'], popped, 10, 0.05);
+  figures.pop = throughputRows(
+    ['pop+ack msgs/s (fetch(100)+complete)', 'server CPU per message popped+acked', 'PostgreSQL CPU per message consumed'],
+    popped,
+    10,
+    0.05,
+  );
 }
-if (bytes) row('bytes stored per message', fmt(bytes.ours), fmt(bytes.peer), x2(bytes.ours / bytes.peer), '<= 0.3x', bytes.ours / bytes.peer <= 0.3);
+if (bytes)
+  row('bytes stored per message', fmt(bytes.ours), fmt(bytes.peer), x2(bytes.ours / bytes.peer), '<= 0.3x', bytes.ours / bytes.peer <= 0.3);
 if (latency) {
   const [o, p] = [median(latency.ours), median(latency.peer)];
   row('batch-1 push latency p50 (HTTP vs insert)', `${o.toFixed(2)} ms`, `${p.toFixed(2)} ms`, x2(o / p), '<= 1.0x', o <= p);
@@ -199,40 +226,106 @@ if (wildcard) {
   const w = wildcard;
   const idle = ratio(w.idleWide, w.idleNarrow);
   const fresh = ratio(w.freshWide, w.freshNarrow);
-  row('wildcard pop p50, 10,000 idle partitions / 1', `${median(w.idleWide).toFixed(2)} ms`, `${median(w.idleNarrow).toFixed(2)} ms (1 partition)`, x2(idle), '<= 2x', idle <= 2);
+  row(
+    'wildcard pop p50, 10,000 idle partitions / 1',
+    `${median(w.idleWide).toFixed(2)} ms`,
+    `${median(w.idleNarrow).toFixed(2)} ms (1 partition)`,
+    x2(idle),
+    '<= 2x',
+    idle <= 2,
+  );
   if (w.freshWide.length >= 10) {
-    row('wildcard pop p50, 10,000 written < 2 min / 1', `${median(w.freshWide).toFixed(2)} ms`, `${median(w.freshNarrow).toFixed(2)} ms (1 partition)`, x2(fresh), '<= 2x', fresh <= 2);
+    row(
+      'wildcard pop p50, 10,000 written < 2 min / 1',
+      `${median(w.freshWide).toFixed(2)} ms`,
+      `${median(w.freshNarrow).toFixed(2)} ms (1 partition)`,
+      x2(fresh),
+      '<= 2x',
+      fresh <= 2,
+    );
   } else {
-    row('wildcard pop p50, 10,000 written < 2 min / 1', `not measured: fill + drain took ${w.freshAge.toFixed(0)} s`, '', '', '<= 2x', null);
+    row(
+      'wildcard pop p50, 10,000 written < 2 min / 1',
+      `not measured: fill + drain took ${w.freshAge.toFixed(0)} s`,
+      '',
+      '',
+      '<= 2x',
+      null,
+    );
   }
   row('wildcard pop finds an hour-old backlog', w.backlogFound ? 'found' : 'not found', '', '', 'found', w.backlogFound);
-  figures.wildcard = { idle, fresh, freshAge: w.freshAge, backlogFound: w.backlogFound, idleWide: median(w.idleWide), idleNarrow: median(w.idleNarrow), freshWide: median(w.freshWide), freshNarrow: median(w.freshNarrow) };
+  figures.wildcard = {
+    idle,
+    fresh,
+    freshAge: w.freshAge,
+    backlogFound: w.backlogFound,
+    idleWide: median(w.idleWide),
+    idleNarrow: median(w.idleNarrow),
+    freshWide: median(w.freshWide),
+    freshNarrow: median(w.freshNarrow),
+  };
 }
 if (dedup) {
   const worst = Math.max(slowdown(dedup, dedup.empty.cell), slowdown(dedup, dedup.emptyBefore.cell));
-  row('dedup: push into 1,000,000 hashes vs empty', `${fmt(rate(dedup.full.cell))} msgs/s`, `${fmt(rate(dedup.empty.cell))} msgs/s (empty)`, `${worst.toFixed(2)}x slower`, '<= 2x', worst <= 2);
-  figures.dedup = { worst, full: rate(dedup.full.cell), empty: rate(dedup.empty.cell), emptyBefore: rate(dedup.emptyBefore.cell), fillSeconds: dedup.fillSeconds, fullCpu: dedup.full.cpu, emptyCpu: dedup.empty.cpu, fullMsgs: dedup.full.cell.msgs, emptyMsgs: dedup.empty.cell.msgs };
+  row(
+    'dedup: push into 1,000,000 hashes vs empty',
+    `${fmt(rate(dedup.full.cell))} msgs/s`,
+    `${fmt(rate(dedup.empty.cell))} msgs/s (empty)`,
+    `${worst.toFixed(2)}x slower`,
+    '<= 2x',
+    worst <= 2,
+  );
+  figures.dedup = {
+    worst,
+    full: rate(dedup.full.cell),
+    empty: rate(dedup.empty.cell),
+    emptyBefore: rate(dedup.emptyBefore.cell),
+    fillSeconds: dedup.fillSeconds,
+    fullCpu: dedup.full.cpu,
+    emptyCpu: dedup.empty.cpu,
+    fullMsgs: dedup.full.cell.msgs,
+    emptyMsgs: dedup.empty.cell.msgs,
+  };
 }
 
 const head = ['figure', 'ours', 'pg-boss', 'ratio', 'target', 'result'];
-console.log(`\nqueen-serverless vs pg-boss 10.4.2, one run, same private PostgreSQL 15 (port ${PG_PORT}), server.ts from ${SERVER_DIR} ${process.env.BENCH_SERVER_ENV ?? ''}`);
-console.log(`${CLIENTS} HTTP clients x batch ${BATCH} over ${PARTITIONS} partitions, ~200 B JSON payloads, a UUID transactionId per item, dedup window 3600 s;`);
-console.log(`push: ${ROUNDS} alternating windows of ${SECONDS} s per system; pop+ack: ${3 * ROUNDS} alternating windows per system, each consuming ${fmt(BACKLOG / 2)}`);
-console.log(`from a backlog topped up to ${fmt(BACKLOG)} before it; pg-boss insert() and fetch(${BATCH})+complete(), supervise and schedule off`);
-console.log(`PostgreSQL: ${Object.entries({ ...SHARED_LIKE_SETTINGS, ...settings }).map(([k, v]) => `${k}=${v}`).join(' ')} (bench/lib/postgres.ts)\n`);
+console.log(
+  `\nqueen-serverless vs pg-boss 10.4.2, one run, same private PostgreSQL 15 (port ${PG_PORT}), server.ts from ${SERVER_DIR} ${process.env.BENCH_SERVER_ENV ?? ''}`,
+);
+console.log(
+  `${CLIENTS} HTTP clients x batch ${BATCH} over ${PARTITIONS} partitions, ~200 B JSON payloads, a UUID transactionId per item, dedup window 3600 s;`,
+);
+console.log(
+  `push: ${ROUNDS} alternating windows of ${SECONDS} s per system; pop+ack: ${3 * ROUNDS} alternating windows per system, each consuming ${fmt(BACKLOG / 2)}`,
+);
+console.log(
+  `from a backlog topped up to ${fmt(BACKLOG)} before it; pg-boss insert() and fetch(${BATCH})+complete(), supervise and schedule off`,
+);
+console.log(
+  `PostgreSQL: ${Object.entries({ ...SHARED_LIKE_SETTINGS, ...settings })
+    .map(([k, v]) => `${k}=${v}`)
+    .join(' ')} (bench/lib/postgres.ts)\n`,
+);
 console.log(`| ${head.join(' | ')} |`);
 console.log(`| ${head.map(() => '---').join(' | ')} |`);
 for (const r of rows) console.log(`| ${r.join(' | ')} |`);
 
-console.log('\nCPU is utime+stime+cutime+cstime from /proc: the server\'s process group and the postmaster with its children,');
+console.log("\nCPU is utime+stime+cutime+cstime from /proc: the server's process group and the postmaster with its children,");
 console.log('per message over the measured windows. msgs/s and latencies depend on other load on this 2-core machine;');
 console.log(`CPU per message does not. Load average ${load0.toFixed(1)} at the start, ${loadavg()[0]!.toFixed(1)} at the end.`);
 if (pushed && popped) {
-  const c = (m: Measured) => `server ${us(perMsg(m.cpu.server, m.cell.msgs))} + PostgreSQL ${us(perMsg(m.cpu.postgres, m.cell.msgs))} + load generator ${us(perMsg(m.cpu.self, m.cell.msgs))}`;
-  console.log(`\nper message, push: ${c(pushed.ours)}; pg-boss insert: PostgreSQL ${us(perMsg(pushed.peer.cpu.postgres, pushed.peer.cell.msgs))} + pg-boss in process ${us(perMsg(pushed.peer.cpu.self, pushed.peer.cell.msgs))}`);
-  console.log(`per message, pop+ack: ${c(popped.ours)}; pg-boss fetch+complete: PostgreSQL ${us(perMsg(popped.peer.cpu.postgres, popped.peer.cell.msgs))} + pg-boss in process ${us(perMsg(popped.peer.cpu.self, popped.peer.cell.msgs))}`);
+  const c = (m: Measured) =>
+    `server ${us(perMsg(m.cpu.server, m.cell.msgs))} + PostgreSQL ${us(perMsg(m.cpu.postgres, m.cell.msgs))} + load generator ${us(perMsg(m.cpu.self, m.cell.msgs))}`;
+  console.log(
+    `\nper message, push: ${c(pushed.ours)}; pg-boss insert: PostgreSQL ${us(perMsg(pushed.peer.cpu.postgres, pushed.peer.cell.msgs))} + pg-boss in process ${us(perMsg(pushed.peer.cpu.self, pushed.peer.cell.msgs))}`,
+  );
+  console.log(
+    `per message, pop+ack: ${c(popped.ours)}; pg-boss fetch+complete: PostgreSQL ${us(perMsg(popped.peer.cpu.postgres, popped.peer.cell.msgs))} + pg-boss in process ${us(perMsg(popped.peer.cpu.self, popped.peer.cell.msgs))}`,
+  );
   const lat = (m: Measured) => `p50 ${pct(m.cell.latencies, 50).toFixed(1)} / p99 ${pct(m.cell.latencies, 99).toFixed(1)} ms`;
-  console.log(`request latency: push ${lat(pushed.ours)}, insert ${lat(pushed.peer)}, pop+ack ${lat(popped.ours)}, fetch+complete ${lat(popped.peer)}`);
+  console.log(
+    `request latency: push ${lat(pushed.ours)}, insert ${lat(pushed.peer)}, pop+ack ${lat(popped.ours)}, fetch+complete ${lat(popped.peer)}`,
+  );
   if (empties) console.log(`(${empties} pops or fetches came back empty although the backlog was not: lease contention)`);
 }
 if (bytes) {
@@ -241,16 +334,24 @@ if (bytes) {
   console.log(`bytes per message, pg-boss (pgboss schema, ${fmt(inserted)} jobs):`);
   for (const l of bytes.peerLines) console.log(`  ${l}`);
 }
-if (latency) console.log(`\nbatch-1 push, 380 alternating requests each: p99 ours ${pct(latency.ours, 99).toFixed(2)} ms, pg-boss ${pct(latency.peer, 99).toFixed(2)} ms`);
+if (latency)
+  console.log(
+    `\nbatch-1 push, 380 alternating requests each: p99 ours ${pct(latency.ours, 99).toFixed(2)} ms, pg-boss ${pct(latency.peer, 99).toFixed(2)} ms`,
+  );
 if (wildcard) {
   const w = wildcard;
-  console.log(`\nwildcard: p99 idle ${pct(w.idleWide, 99).toFixed(2)} vs ${pct(w.idleNarrow, 99).toFixed(2)} ms; written-recently p99 ${pct(w.freshWide, 99).toFixed(2)} vs ${pct(w.freshNarrow, 99).toFixed(2)} ms (${w.freshWide.length} rounds, all within ${w.freshAge.toFixed(0)} s of the fill)`);
+  console.log(
+    `\nwildcard: p99 idle ${pct(w.idleWide, 99).toFixed(2)} vs ${pct(w.idleNarrow, 99).toFixed(2)} ms; written-recently p99 ${pct(w.freshWide, 99).toFixed(2)} vs ${pct(w.freshNarrow, 99).toFixed(2)} ms (${w.freshWide.length} rounds, all within ${w.freshAge.toFixed(0)} s of the fill)`,
+  );
   console.log(`backlog check: ${w.backlogNote}`);
 }
 if (dedup) {
   const d = dedup;
-  const cpu = (m: { cell: Cell; cpu: Usage }) => `server ${us(perMsg(m.cpu.server, m.cell.msgs))}, PostgreSQL ${us(perMsg(m.cpu.postgres, m.cell.msgs))}`;
-  console.log(`\ndedup (4 clients x batch 100 into one partition): window filled with ${fmt(d.hashes)} hashes through /push in ${d.fillSeconds.toFixed(1)} s`);
+  const cpu = (m: { cell: Cell; cpu: Usage }) =>
+    `server ${us(perMsg(m.cpu.server, m.cell.msgs))}, PostgreSQL ${us(perMsg(m.cpu.postgres, m.cell.msgs))}`;
+  console.log(
+    `\ndedup (4 clients x batch 100 into one partition): window filled with ${fmt(d.hashes)} hashes through /push in ${d.fillSeconds.toFixed(1)} s`,
+  );
   console.log(`  empty before the fill ${fmt(rate(d.emptyBefore.cell))} msgs/s (${cpu(d.emptyBefore)})`);
   console.log(`  empty, alternating    ${fmt(rate(d.empty.cell))} msgs/s (${cpu(d.empty)})`);
   console.log(`  full, alternating     ${fmt(rate(d.full.cell))} msgs/s (${cpu(d.full)})`);

@@ -49,19 +49,32 @@ try {
   const secrets = Object.fromEntries((wrangler.secrets?.required ?? []).map((s) => [s, 'unused']));
   const queen = await workerFromWrangler(wrangler, bundle.dir, secrets);
   await writeFile(join(dir, 'hello.js'), 'export default { fetch: () => new Response("hello") };');
-  const hello: WorkerSpec = { name: 'hello', modules: [{ name: 'hello.js', kind: 'esModule', path: join(dir, 'hello.js') }], compatibilityDate: wrangler.compatibility_date, bindings: [] };
+  const hello: WorkerSpec = {
+    name: 'hello',
+    modules: [{ name: 'hello.js', kind: 'esModule', path: join(dir, 'hello.js') }],
+    compatibilityDate: wrangler.compatibility_date,
+    bindings: [],
+  };
 
   const wasm = join(bundle.dir, 'zstd.wasm');
   const kib = (n: number) => `${(n / 1024).toFixed(0)} KiB`;
   const gz = (await gzippedBytes(bundle.file)) + (await gzippedBytes(wasm));
   const raw = bundle.bytes + (await readFile(wasm)).length;
-  console.log(`Worker upload: ${kib(raw)} raw, ${kib(gz)} gzipped (worker.js + zstd.wasm); limits 3 MB free, 10 MB paid: ${((gz / 3e6) * 100).toFixed(1)}% of the free limit`);
+  console.log(
+    `Worker upload: ${kib(raw)} raw, ${kib(gz)} gzipped (worker.js + zstd.wasm); limits 3 MB free, 10 MB paid: ${((gz / 3e6) * 100).toFixed(1)}% of the free limit`,
+  );
   console.log(`workerd startup, spawn → first response, median of ${RUNS} (CPU in ${TICK_MS} ms ticks)`);
   for (const worker of [hello, queen]) {
     const config = workerdConfigText({ dir, workers: [worker], sockets: [{ service: worker.name, port: PORT }] });
     const runs = [];
     for (let i = 0; i < RUNS; i++) runs.push(await startOnce(dir, config));
-    console.log(`  ${worker.name.padEnd(6)} wall ${median(runs.map((r) => r.wall)).toFixed(0).padStart(4)} ms   workerd CPU ${median(runs.map((r) => r.cpu)).toFixed(0).padStart(4)} ms`);
+    console.log(
+      `  ${worker.name.padEnd(6)} wall ${median(runs.map((r) => r.wall))
+        .toFixed(0)
+        .padStart(4)} ms   workerd CPU ${median(runs.map((r) => r.cpu))
+        .toFixed(0)
+        .padStart(4)} ms`,
+    );
   }
   console.log('Workers allow 1 s of startup (parsing and running the global scope); the difference between the two lines is ours.');
 } finally {

@@ -31,7 +31,9 @@ export async function migrateCommand(args: string[], env: Env, print: (line: str
   if (!env.DATABASE_URL) {
     await withLocalDatabase(async (db, dir) => {
       if (values.check) return checkSchema(db, print);
-      const report = await migrateWithReport(db).catch((err: unknown) => Promise.reject(err instanceof MigrationError ? new CliError(err.message, 1) : err));
+      const report = await migrateWithReport(db).catch((err: unknown) =>
+        Promise.reject(err instanceof MigrationError ? new CliError(err.message, 1) : err),
+      );
       const latest = readMigrations().at(-1)!.tag;
       print(`migrated ${dir} (PGlite): ${report.applied.length} migration(s) applied, schema at ${schemaAt(report, latest)}`);
     });
@@ -41,7 +43,9 @@ export async function migrateCommand(args: string[], env: Env, print: (line: str
   if (!values.check) {
     const report = await reach(url, () => migrateDeployed(url));
     const repaired = report.repaired.length ? `, ${report.repaired.length} superseded migration(s) brought up to date` : '';
-    print(`migrated ${report.host}: ${report.applied.length} migration(s) applied${repaired}, schema at ${schemaAt(report, report.migration)}`);
+    print(
+      `migrated ${report.host}: ${report.applied.length} migration(s) applied${repaired}, schema at ${schemaAt(report, report.migration)}`,
+    );
     return;
   }
   await withDatabase(directUrl(url), (db) => checkSchema(db, print));
@@ -87,7 +91,8 @@ async function withLocalDatabase<T>(run: (db: Database, dir: string) => Promise<
   try {
     lock = lockDataDir(dir);
   } catch (err) {
-    if (err instanceof DataDirLocked) throw new CliError(`${err.message} A running npm start migrates at boot and runs retention itself.`, 1);
+    if (err instanceof DataDirLocked)
+      throw new CliError(`${err.message} A running npm start migrates at boot and runs retention itself.`, 1);
     throw err;
   }
   try {

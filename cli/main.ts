@@ -12,7 +12,9 @@ const COMMANDS: Record<string, { usage: string; run: (args: string[], env: NodeJ
   retention: { usage: RETENTION_USAGE, run: retentionCommand },
 };
 
-const HELP = `usage: queen-serverless <command> [options]\n\n${Object.values(COMMANDS).map((c) => c.usage).join('\n\n')}\n`;
+const HELP = `usage: queen-serverless <command> [options]\n\n${Object.values(COMMANDS)
+  .map((c) => c.usage)
+  .join('\n\n')}\n`;
 
 async function main(argv: string[]): Promise<number> {
   const [name, ...args] = argv;

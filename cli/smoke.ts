@@ -60,7 +60,8 @@ export async function smokeCommand(args: string[], env: Env, print: (line: strin
     }
   };
   const expect = (reply: Reply, status: number, what: string) => {
-    if (reply.status !== status) throw new Error(`${what}: expected HTTP ${status}, got ${reply.status} ${JSON.stringify(reply.body).slice(0, 400)}`);
+    if (reply.status !== status)
+      throw new Error(`${what}: expected HTTP ${status}, got ${reply.status} ${JSON.stringify(reply.body).slice(0, 400)}`);
     return reply.body;
   };
   const popOne = async (): Promise<{ leaseId: string; message: Message }> => {
@@ -68,7 +69,11 @@ export async function smokeCommand(args: string[], env: Env, print: (line: strin
     return { leaseId: body.leaseId, message: body.messages[0] };
   };
   const ack = async (m: Message, leaseId: string, status: 'completed' | 'failed') => {
-    const [result] = expect(await call('POST', '/api/v1/ack', { transactionId: m.transactionId, partitionId: m.partitionId, leaseId, status }), 200, 'ack');
+    const [result] = expect(
+      await call('POST', '/api/v1/ack', { transactionId: m.transactionId, partitionId: m.partitionId, leaseId, status }),
+      200,
+      'ack',
+    );
     if (!result?.success) throw new Error(`ack ${status} was refused: ${JSON.stringify(result)}`);
     return result as { dlq: boolean };
   };
@@ -100,7 +105,8 @@ export async function smokeCommand(args: string[], env: Env, print: (line: strin
     });
     await step('list the DLQ', async () => {
       const body = expect(await call('GET', `/api/v1/dlq?queue=${path}`), 200, 'dlq');
-      if (!body.messages.some((m: Message) => m.transactionId === dead.transactionId)) throw new Error(`the DLQ does not list ${dead.transactionId}`);
+      if (!body.messages.some((m: Message) => m.transactionId === dead.transactionId))
+        throw new Error(`the DLQ does not list ${dead.transactionId}`);
     });
     const retried = await step('retry the dead letter', async () => {
       const target = `/api/v1/messages/${encodeURIComponent(dead.partitionId)}/${encodeURIComponent(dead.transactionId)}/retry`;
@@ -108,7 +114,8 @@ export async function smokeCommand(args: string[], env: Env, print: (line: strin
     });
     await step('pop the retried message and ack it completed', async () => {
       const { leaseId, message } = await popOne();
-      if (message.transactionId !== retried.transactionId) throw new Error(`popped ${message.transactionId}, expected the retry ${retried.transactionId}`);
+      if (message.transactionId !== retried.transactionId)
+        throw new Error(`popped ${message.transactionId}, expected the retry ${retried.transactionId}`);
       if (JSON.stringify(message.data) !== JSON.stringify(dead.data)) throw new Error(`the retry carries ${JSON.stringify(message.data)}`);
       await ack(message, leaseId, 'completed');
     });
@@ -132,7 +139,15 @@ async function chooseToken(flag: string | undefined, env: Env): Promise<{ token?
   if (flag) return { token: flag, source: '--token' };
   if (env.QUEEN_TOKEN) return { token: env.QUEEN_TOKEN, source: 'QUEEN_TOKEN' };
   if (env.JWT_SECRET) {
-    const token = await mintToken({ role: 'admin', sub: 'queen-smoke', expires: '10m', secret: env.JWT_SECRET, tenantClaim: env.JWT_TENANT_CLAIM || 'tenant', issuer: env.JWT_ISSUER || undefined, audience: env.JWT_AUDIENCE || undefined });
+    const token = await mintToken({
+      role: 'admin',
+      sub: 'queen-smoke',
+      expires: '10m',
+      secret: env.JWT_SECRET,
+      tenantClaim: env.JWT_TENANT_CLAIM || 'tenant',
+      issuer: env.JWT_ISSUER || undefined,
+      audience: env.JWT_AUDIENCE || undefined,
+    });
     return { token, source: 'admin token minted from JWT_SECRET' };
   }
   return { source: 'none; the server must run with QUEEN_AUTH=none' };

@@ -43,7 +43,7 @@ export async function tokenCommand(args: string[], env: Env): Promise<void> {
   if (!isRole(role)) throw new CliError(`--role must be one of ${ROLES.join(', ')}${role ? `, got "${role}"` : ''}`);
   const secret = values['key-file'] ? await readKeyFile(values['key-file']) : env.JWT_SECRET;
   if (!secret) {
-    throw new CliError('no signing key: set JWT_SECRET to the deployment\'s secret, or pass --key-file <file that holds it>');
+    throw new CliError("no signing key: set JWT_SECRET to the deployment's secret, or pass --key-file <file that holds it>");
   }
   console.log(
     await mintToken({

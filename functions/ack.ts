@@ -27,7 +27,11 @@ export default defineFunction('ack', (app) => {
     const request = await readTransaction(c);
     const response = await runTransaction(c.get('db'), brokerContext(c), request);
     // A rolled-back transaction pushed nothing.
-    if (response.success) await afterPush(c, response.results.flatMap((r) => (r.type === 'push' ? [r] : [])));
+    if (response.success)
+      await afterPush(
+        c,
+        response.results.flatMap((r) => (r.type === 'push' ? [r] : [])),
+      );
     return c.json(response);
   });
 });

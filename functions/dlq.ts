@@ -23,9 +23,7 @@ import { readRedrive } from '../lib/http/requests/delivery.js';
 const json = (c: Context<BrokerEnv>, text: string) => c.body(text, 200, { 'content-type': 'application/json; charset=UTF-8' });
 
 export default defineFunction('dlq', (app) => {
-  app.get('/api/v1/dlq', requireRole('read-only'), async (c) =>
-    json(c, await listDlq(c.get('db'), brokerContext(c), readDlqQuery(c))),
-  );
+  app.get('/api/v1/dlq', requireRole('read-only'), async (c) => json(c, await listDlq(c.get('db'), brokerContext(c), readDlqQuery(c))));
 
   app.post('/api/v1/dlq/redrive', requireRole('admin'), async (c) => {
     const filter = await readRedrive(c);

@@ -7,7 +7,13 @@ import type { Database } from '../lib/db/types.js';
 import type { JobName } from '../lib/jobs.js';
 import runScheduledRetention from './retention.js';
 
-export type JobRun = (db: Database, config: Config, deadline: number, log: (line: string, err?: unknown) => void, signal?: AbortSignal) => Promise<unknown>;
+export type JobRun = (
+  db: Database,
+  config: Config,
+  deadline: number,
+  log: (line: string, err?: unknown) => void,
+  signal?: AbortSignal,
+) => Promise<unknown>;
 
 export const JOB_RUNS: Record<JobName, JobRun> = {
   Retention: (db, _config, _deadline, log) => runScheduledRetention(db, log),

@@ -50,6 +50,8 @@ export const metricsRoutes: RouteSetup = (app) => {
       databaseWide: principal.role === 'admin',
       version: VERSION,
     });
-    return c.body(encodePrometheus(report.families, report.omitted ? [report.omitted] : []), 200, { 'Content-Type': PROMETHEUS_CONTENT_TYPE });
+    return c.body(encodePrometheus(report.families, report.omitted ? [report.omitted] : []), 200, {
+      'Content-Type': PROMETHEUS_CONTENT_TYPE,
+    });
   });
 };

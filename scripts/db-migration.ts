@@ -19,7 +19,9 @@ if (!arg || !/^(--check|[a-z][a-z0-9_]*)$/.test(arg)) {
 }
 
 const db = await connectPglite({});
-const change = await migrate(db).then(() => compareSources(db)).finally(() => db.close());
+const change = await migrate(db)
+  .then(() => compareSources(db))
+  .finally(() => db.close());
 if (change.orphans.length) {
   console.error(
     `No source in sql/functions/ creates ${change.orphans.join(', ')}. Add it to a source file, or, when no deployed ` +

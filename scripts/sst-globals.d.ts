@@ -18,7 +18,12 @@ interface SstFunctionArgs {
   link?: SstInput<unknown[]>;
   environment?: SstInput<Record<string, SstInput<string>>>;
   copyFiles?: SstInput<{ from: SstInput<string>; to?: SstInput<string> }[]>;
-  nodejs?: SstInput<{ install?: SstInput<string[] | Record<string, string>>; banner?: SstInput<string>; format?: SstInput<'cjs' | 'esm'>; minify?: SstInput<boolean> }>;
+  nodejs?: SstInput<{
+    install?: SstInput<string[] | Record<string, string>>;
+    banner?: SstInput<string>;
+    format?: SstInput<'cjs' | 'esm'>;
+    minify?: SstInput<boolean>;
+  }>;
 }
 
 interface SstComponentOptions {
@@ -62,7 +67,12 @@ declare namespace sst {
     class Router {
       constructor(
         name: string,
-        args?: { domain?: SstInput<string>; transform?: { cachePolicy?: (args: { parametersInCacheKeyAndForwardedToOrigin: unknown }, opts: unknown, name: string) => undefined } },
+        args?: {
+          domain?: SstInput<string>;
+          transform?: {
+            cachePolicy?: (args: { parametersInCacheKeyAndForwardedToOrigin: unknown }, opts: unknown, name: string) => undefined;
+          };
+        },
         opts?: SstComponentOptions,
       );
       readonly url: SstOutput<string>;
@@ -71,7 +81,12 @@ declare namespace sst {
     class CronV2 {
       constructor(
         name: string,
-        args: { function: SstInput<string | SstFunctionArgs>; schedule: SstInput<`rate(${string})` | `cron(${string})` | `at(${string})`>; enabled?: SstInput<boolean>; event?: unknown },
+        args: {
+          function: SstInput<string | SstFunctionArgs>;
+          schedule: SstInput<`rate(${string})` | `cron(${string})` | `at(${string})`>;
+          enabled?: SstInput<boolean>;
+          event?: unknown;
+        },
         opts?: SstComponentOptions,
       );
     }
@@ -81,7 +96,11 @@ declare namespace sst {
 declare namespace aws {
   namespace lambda {
     class Invocation {
-      constructor(name: string, args: { functionName: SstInput<string>; input: SstInput<string>; triggers?: Record<string, unknown> }, opts?: SstComponentOptions);
+      constructor(
+        name: string,
+        args: { functionName: SstInput<string>; input: SstInput<string>; triggers?: Record<string, unknown> },
+        opts?: SstComponentOptions,
+      );
       readonly result: SstOutput<string>;
     }
   }

@@ -25,7 +25,22 @@ export interface WranglerConfig {
 
 // Settings that change nothing workerd can run locally (where the Worker is placed, logging, the
 // build step, the hostname); every other key must be modelled below before it may appear.
-const KNOWN = new Set(['name', 'main', 'build', 'no_bundle', 'find_additional_modules', 'rules', 'compatibility_date', 'compatibility_flags', 'workers_dev', 'vars', 'secrets', 'placement', 'triggers', 'observability']);
+const KNOWN = new Set([
+  'name',
+  'main',
+  'build',
+  'no_bundle',
+  'find_additional_modules',
+  'rules',
+  'compatibility_date',
+  'compatibility_flags',
+  'workers_dev',
+  'vars',
+  'secrets',
+  'placement',
+  'triggers',
+  'observability',
+]);
 
 export async function readWranglerConfig(path: string): Promise<WranglerConfig> {
   // TypeScript's tsconfig reader accepts JSON with comments, as wrangler does.
@@ -60,7 +75,12 @@ const DEFAULT_RULES = [
 ];
 
 /** The Worker wrangler would upload, from the bundle directory built for `main`. */
-export async function workerFromWrangler(config: WranglerConfig, bundleDir: string, secrets: Record<string, string>, extra: Binding[] = []): Promise<WorkerSpec> {
+export async function workerFromWrangler(
+  config: WranglerConfig,
+  bundleDir: string,
+  secrets: Record<string, string>,
+  extra: Binding[] = [],
+): Promise<WorkerSpec> {
   const missing = (config.secrets?.required ?? []).filter((s) => secrets[s] === undefined);
   if (missing.length) throw new Error(`wrangler.jsonc requires the secrets ${missing.join(', ')}`);
   const main: Module = { name: basename(config.main), kind: 'esModule', path: join(bundleDir, basename(config.main)) };
@@ -104,7 +124,9 @@ export function workerdConfigText({ dir, workers, sockets }: WorkerdConfig): str
   const q = JSON.stringify;
   const worker = (w: WorkerSpec) => {
     const modules = w.modules.map((m) => `(name = ${q(m.name)}, ${m.kind} = embed ${q(relative(dir, m.path))})`);
-    const bindings = w.bindings.map((b) => ('text' in b ? `(name = ${q(b.name)}, text = ${q(b.text)})` : `(name = ${q(b.name)}, service = ${q(b.service)})`));
+    const bindings = w.bindings.map((b) =>
+      'text' in b ? `(name = ${q(b.name)}, text = ${q(b.text)})` : `(name = ${q(b.name)}, service = ${q(b.service)})`,
+    );
     return `(
     modules = [${modules.join(', ')}],
     compatibilityDate = ${q(w.compatibilityDate)},

@@ -52,7 +52,12 @@ export async function auditLoad(db: Queryable, load: Load): Promise<AuditReport>
     const expected = next.get(pid) ?? Number(row.log_start);
     if (base !== expected) gaps.push(`partition ${pid}: segment at ${base}, expected ${expected}`);
     next.set(pid, Number(row.end_offset) + 1);
-    for (const m of decodeSegmentRow({ base_offset: row.base_offset, end_offset: row.end_offset, blob: row.blob }, base, Number(row.end_offset), pid)) {
+    for (const m of decodeSegmentRow(
+      { base_offset: row.base_offset, end_offset: row.end_offset, blob: row.blob },
+      base,
+      Number(row.end_offset),
+      pid,
+    )) {
       const list = where.get(m.transactionId) ?? [];
       list.push(`${pid}@${m.offset}`);
       where.set(m.transactionId, list);
@@ -60,14 +65,16 @@ export async function auditLoad(db: Queryable, load: Load): Promise<AuditReport>
   }
   const last = new Map(rows.map((r) => [String(r.partition_id), Number(r.last_offset)]));
   for (const [pid, lastOffset] of last) {
-    if ((next.get(pid) ?? 0) - 1 !== lastOffset) gaps.push(`partition ${pid}: segments end at ${(next.get(pid) ?? 0) - 1}, last_offset ${lastOffset}`);
+    if ((next.get(pid) ?? 0) - 1 !== lastOffset)
+      gaps.push(`partition ${pid}: segments end at ${(next.get(pid) ?? 0) - 1}, last_offset ${lastOffset}`);
   }
 
   const ours = (txn: string) => txn.startsWith(`${load.options.run}-`);
   const lost: string[] = [];
   for (const p of load.pushed.values()) {
     const at = where.get(p.txn);
-    if (!at || !at.includes(`${p.partitionId}@${p.offset}`)) lost.push(`${p.txn} answered ${p.status} at ${p.partitionId}@${p.offset}, stored at ${at?.join(',') ?? 'nowhere'}`);
+    if (!at || !at.includes(`${p.partitionId}@${p.offset}`))
+      lost.push(`${p.txn} answered ${p.status} at ${p.partitionId}@${p.offset}, stored at ${at?.join(',') ?? 'nowhere'}`);
   }
   const storedTwice = [...where].filter(([txn, at]) => ours(txn) && at.length > 1).map(([txn, at]) => `${txn} at ${at.join(',')}`);
 
@@ -128,7 +135,8 @@ export async function drained(db: Queryable, queues: string[], group = '__QUEUE_
 export async function tableFingerprint(db: Queryable): Promise<Record<string, string>> {
   const tables = await db.query<{ name: string }>("SELECT tablename AS name FROM pg_tables WHERE schemaname = 'queen' ORDER BY 1");
   const columns = tables.map(
-    ({ name }) => `(SELECT count(*) || ':' || coalesce(md5(string_agg(t::text, '|' ORDER BY t::text)), '') FROM queen.${name} t) AS "${name}"`,
+    ({ name }) =>
+      `(SELECT count(*) || ':' || coalesce(md5(string_agg(t::text, '|' ORDER BY t::text)), '') FROM queen.${name} t) AS "${name}"`,
   );
   const [row] = await db.query<Record<string, string>>(`SELECT ${columns.join(', ')}`);
   return row!;

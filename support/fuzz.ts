@@ -48,7 +48,10 @@ function toText(v: unknown): string {
   if (v instanceof NumberText) return v.text;
   if (typeof v === 'number') return Number.isFinite(v) ? JSON.stringify(v) : 'null';
   if (Array.isArray(v)) return `[${v.map(toText).join(',')}]`;
-  if (v !== null && typeof v === 'object') return `{${Object.keys(v).map((k) => `${JSON.stringify(k)}:${toText((v as any)[k])}`).join(',')}}`;
+  if (v !== null && typeof v === 'object')
+    return `{${Object.keys(v)
+      .map((k) => `${JSON.stringify(k)}:${toText((v as any)[k])}`)
+      .join(',')}}`;
   return JSON.stringify(v) ?? 'null';
 }
 
@@ -60,12 +63,55 @@ function own(entries: [string, unknown][]): Record<string, unknown> {
 }
 
 const INHERITED = ['__proto__', 'constructor', 'toString', 'hasOwnProperty', 'valueOf', 'prototype'];
-const EDGE_NUMBERS = [0, -1, 1, 1.5, -0.5, 2 ** 31 - 1, 2 ** 31, -(2 ** 31) - 1, 2 ** 53 - 1, 2 ** 53, 2 ** 53 + 2, 2 ** 63, -(2 ** 63), 2 ** 64, 1e30, 1e308, -1e308, 5e-324];
+const EDGE_NUMBERS = [
+  0,
+  -1,
+  1,
+  1.5,
+  -0.5,
+  2 ** 31 - 1,
+  2 ** 31,
+  -(2 ** 31) - 1,
+  2 ** 53 - 1,
+  2 ** 53,
+  2 ** 53 + 2,
+  2 ** 63,
+  -(2 ** 63),
+  2 ** 64,
+  1e30,
+  1e308,
+  -1e308,
+  5e-324,
+];
 const NUMBER_TEXTS = ['1e400', '-1e400', '123456789012345678901234567890', '-0', '1E2', '0.1e1', '1.0'].map((t) => new NumberText(t));
 const EDGE_STRINGS = [
-  '', ' ', 'x', ...INHERITED, 'a/b', ' lead', 'trail ', 'a'.repeat(256), '\u0000', '\u007f', '😀', '9'.repeat(25), '-1', '0', '1.5',
-  '1e308', 'true', 'null', '2026-13-45T99:99:99Z', '2026-02-30T12:00:00Z', '0000-01-01T00:00:00Z', '2026-01-31T12:00:00+16:00', '2026-01-31T12:00:00Z',
-  '1900-01-01', '2100-01-01T00:00:00Z', 'now', '00000000-0000-0000-0000-000000000000',
+  '',
+  ' ',
+  'x',
+  ...INHERITED,
+  'a/b',
+  ' lead',
+  'trail ',
+  'a'.repeat(256),
+  '\u0000',
+  '\u007f',
+  '😀',
+  '9'.repeat(25),
+  '-1',
+  '0',
+  '1.5',
+  '1e308',
+  'true',
+  'null',
+  '2026-13-45T99:99:99Z',
+  '2026-02-30T12:00:00Z',
+  '0000-01-01T00:00:00Z',
+  '2026-01-31T12:00:00+16:00',
+  '2026-01-31T12:00:00Z',
+  '1900-01-01',
+  '2100-01-01T00:00:00Z',
+  'now',
+  '00000000-0000-0000-0000-000000000000',
 ];
 const EDGE_VALUES: unknown[] = [null, true, false, [], {}, [null], [{}], own([['__proto__', {}]]), own([['constructor', 1]])];
 
@@ -89,15 +135,27 @@ const stringEdge = fc.oneof(fc.constantFrom(...EDGE_STRINGS), fc.string({ maxLen
 const containerEdge = fc.oneof(fc.constantFrom(...EDGE_VALUES), anyEdge);
 
 // Most replacements keep near the old value's type, where a parser's deeper checks live.
-const edgeFor = (old: unknown) => (typeof old === 'number' ? numberEdge : typeof old === 'string' ? stringEdge : old !== null && typeof old === 'object' ? containerEdge : anyEdge);
+const edgeFor = (old: unknown) =>
+  typeof old === 'number'
+    ? numberEdge
+    : typeof old === 'string'
+      ? stringEdge
+      : old !== null && typeof old === 'object'
+        ? containerEdge
+        : anyEdge;
 const edgeKey = fc.oneof(fc.constantFrom(...INHERITED), fc.string({ maxLength: 12 }));
-const edgeParam = fc.oneof(fc.constantFrom(...EDGE_STRINGS.filter((s) => s !== '')), fc.string({ minLength: 1, maxLength: 30 }), fc.nat().map(String));
+const edgeParam = fc.oneof(
+  fc.constantFrom(...EDGE_STRINGS.filter((s) => s !== '')),
+  fc.string({ minLength: 1, maxLength: 30 }),
+  fc.nat().map(String),
+);
 
 type Path = (string | number)[];
 
 function pathsOf(v: unknown, at: Path = []): Path[] {
   if (Array.isArray(v)) return [at, ...v.flatMap((x, i) => pathsOf(x, [...at, i]))];
-  if (v !== null && typeof v === 'object' && !(v instanceof NumberText)) return [at, ...Object.keys(v).flatMap((k) => pathsOf((v as any)[k], [...at, k]))];
+  if (v !== null && typeof v === 'object' && !(v instanceof NumberText))
+    return [at, ...Object.keys(v).flatMap((k) => pathsOf((v as any)[k], [...at, k]))];
   return [at];
 }
 
@@ -122,7 +180,8 @@ function update(v: unknown, path: Path, f: (old: unknown) => unknown): unknown {
   return own(entries);
 }
 
-const isRecord = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v) && !(v instanceof NumberText);
+const isRecord = (v: unknown): v is Record<string, unknown> =>
+  v !== null && typeof v === 'object' && !Array.isArray(v) && !(v instanceof NumberText);
 
 function valueAt(v: unknown, path: Path): unknown {
   return path.reduce((x: any, k) => x?.[k], v);
@@ -140,7 +199,9 @@ function mutated(value: unknown): fc.Arbitrary<{ value: unknown; how: string }> 
         case 'replace':
           return { value: update(value, path, () => edge), how: `${at} = ${toText(edge).slice(0, 60)}` };
         case 'delete':
-          return path.length === 0 ? { value: undefined, how: 'no body' } : { value: update(value, path, () => DELETE), how: `delete ${at}` };
+          return path.length === 0
+            ? { value: undefined, how: 'no body' }
+            : { value: update(value, path, () => DELETE), how: `delete ${at}` };
         case 'wrap':
           return { value: update(value, path, (o) => [o]), how: `wrap ${at} in []` };
         default:
@@ -153,7 +214,20 @@ function mutated(value: unknown): fc.Arbitrary<{ value: unknown; how: string }> 
   });
 }
 
-const RAW_BODIES = ['', ' ', 'null', '[]', '"x"', '1', '{', '{"a":1,}', '{"a":1}{', '\u0000', '['.repeat(600) + ']'.repeat(600), '{"__proto__":{"x":1}}'];
+const RAW_BODIES = [
+  '',
+  ' ',
+  'null',
+  '[]',
+  '"x"',
+  '1',
+  '{',
+  '{"a":1,}',
+  '{"a":1}{',
+  '\u0000',
+  '['.repeat(600) + ']'.repeat(600),
+  '{"__proto__":{"x":1}}',
+];
 
 /**
  * Requests for one route: valid examples, their mutations (body, query, path), other routes'
@@ -166,12 +240,23 @@ export function requestsFor(route: Route, examples: Example[], seedBodies: unkno
   const build = (e: Example, body: unknown, how: string, bodyText?: string): FuzzRequest => {
     const text = bodyText ?? (body === undefined ? undefined : toText(body));
     const takesObject = examples.length > 0 && isRecord(e.body);
-    return { method: route.method, url: exampleUrl(route, e), body: text, how, mustRefuse: takesObject && text !== undefined && !objectText(text) };
+    return {
+      method: route.method,
+      url: exampleUrl(route, e),
+      body: text,
+      how,
+      mustRefuse: takesObject && text !== undefined && !objectText(text),
+    };
   };
   const example = fc.constantFrom(...base);
   const always = [
     { weight: 2, arbitrary: example.map((e) => build(e, e.body, 'valid example')) },
-    { weight: 2, arbitrary: example.chain((e) => mutated(e.query ?? {}).map((m) => build({ ...e, query: stringValues(m.value) }, e.body, `query: ${m.how}`))) },
+    {
+      weight: 2,
+      arbitrary: example.chain((e) =>
+        mutated(e.query ?? {}).map((m) => build({ ...e, query: stringValues(m.value) }, e.body, `query: ${m.how}`)),
+      ),
+    },
     {
       weight: 2,
       arbitrary: fc.tuple(example, edgeParam, fc.nat()).map(([e, p, pick]) => {
@@ -187,9 +272,24 @@ export function requestsFor(route: Route, examples: Example[], seedBodies: unkno
   return fc.oneof(
     ...always,
     { weight: 6, arbitrary: example.chain((e) => mutated(e.body ?? {}).map((m) => build(e, m.value, `body: ${m.how}`))) },
-    { weight: 1, arbitrary: fc.tuple(example, fc.constantFrom(...foreign)).chain(([e, b]) => mutated(b).map((m) => build(e, m.value, `another route's body: ${m.how}`))) },
-    { weight: 1, arbitrary: fc.tuple(example, fc.jsonValue({ maxDepth: 4 })).map(([e, b]) => build(e, b, `body: arbitrary JSON ${toText(b).slice(0, 60)}`)) },
-    { weight: 1, arbitrary: fc.tuple(example, fc.constantFrom(...RAW_BODIES)).map(([e, t]) => build(e, undefined, `raw body ${JSON.stringify(t.slice(0, 30))}`, t)) },
+    {
+      weight: 1,
+      arbitrary: fc
+        .tuple(example, fc.constantFrom(...foreign))
+        .chain(([e, b]) => mutated(b).map((m) => build(e, m.value, `another route's body: ${m.how}`))),
+    },
+    {
+      weight: 1,
+      arbitrary: fc
+        .tuple(example, fc.jsonValue({ maxDepth: 4 }))
+        .map(([e, b]) => build(e, b, `body: arbitrary JSON ${toText(b).slice(0, 60)}`)),
+    },
+    {
+      weight: 1,
+      arbitrary: fc
+        .tuple(example, fc.constantFrom(...RAW_BODIES))
+        .map(([e, t]) => build(e, undefined, `raw body ${JSON.stringify(t.slice(0, 30))}`, t)),
+    },
   );
 }
 

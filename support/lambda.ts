@@ -6,7 +6,11 @@ import { SignJWT } from 'jose';
 export const JWT_SECRET = 'queen-runtime-test-secret-0123456789';
 
 export function token(claims: { role: string; tenant?: string; sub?: string }, secret = JWT_SECRET): Promise<string> {
-  return new SignJWT(claims).setProtectedHeader({ alg: 'HS256' }).setIssuedAt().setExpirationTime('10m').sign(new TextEncoder().encode(secret));
+  return new SignJWT(claims)
+    .setProtectedHeader({ alg: 'HS256' })
+    .setIssuedAt()
+    .setExpirationTime('10m')
+    .sign(new TextEncoder().encode(secret));
 }
 
 export interface EventOptions {
@@ -53,7 +57,9 @@ export function functionUrlEvent(method: string, pathAndQuery: string, options: 
       time: now.toUTCString(),
       timeEpoch: now.getTime(),
     },
-    ...(text !== undefined ? { body: options.base64 ? Buffer.from(text).toString('base64') : text, isBase64Encoded: !!options.base64 } : { isBase64Encoded: false }),
+    ...(text !== undefined
+      ? { body: options.base64 ? Buffer.from(text).toString('base64') : text, isBase64Encoded: !!options.base64 }
+      : { isBase64Encoded: false }),
   };
 }
 

@@ -50,7 +50,8 @@ export function answerProblem(answer: Answer): string | null {
   } catch {
     return `${answer.status} without a JSON body: ${answer.text.slice(0, 200)}`;
   }
-  if (typeof body?.error !== 'string' || typeof body?.code !== 'string') return `${answer.status} without {error, code}: ${answer.text.slice(0, 200)}`;
+  if (typeof body?.error !== 'string' || typeof body?.code !== 'string')
+    return `${answer.status} without {error, code}: ${answer.text.slice(0, 200)}`;
   if (answer.status < 500) return null;
   if (answer.status === 503 && body.code === 'database_unavailable' && answer.headers.get('retry-after')) return null;
   return `${answer.status} ${answer.text.slice(0, 300)}`;
@@ -154,10 +155,21 @@ export class Load {
       if (answer.status === (viaTransaction ? 200 : 201)) {
         const parsed = JSON.parse(answer.text);
         // A transaction answers one flat list of results, one per push item here.
-        const results = (viaTransaction ? parsed.results : parsed) as { transaction_id: string; partition_id: string; offset: number; status: string }[];
+        const results = (viaTransaction ? parsed.results : parsed) as {
+          transaction_id: string;
+          partition_id: string;
+          offset: number;
+          status: string;
+        }[];
         results.forEach((r, i) => {
           if (r.status === 'duplicate') this.duplicatesOnRetry++;
-          this.pushed.set(r.transaction_id, { txn: r.transaction_id, queue: items[i]!.queue, partitionId: r.partition_id, offset: r.offset, status: r.status });
+          this.pushed.set(r.transaction_id, {
+            txn: r.transaction_id,
+            queue: items[i]!.queue,
+            partitionId: r.partition_id,
+            offset: r.offset,
+            status: r.status,
+          });
         });
       }
       if (pauseMs) await sleep(pauseMs);
@@ -176,15 +188,35 @@ export class Load {
         continue;
       }
       const receivedAt = Date.now();
-      const body = JSON.parse(answer.text) as { messages: { transactionId: string; partitionId: string; offset: number; leaseId: string }[] };
+      const body = JSON.parse(answer.text) as {
+        messages: { transactionId: string; partitionId: string; offset: number; leaseId: string }[];
+      };
       for (const m of body.messages) {
-        this.deliveries.push({ queue, partitionId: m.partitionId, offset: m.offset, txn: m.transactionId, leaseId: m.leaseId, sentAt, receivedAt });
+        this.deliveries.push({
+          queue,
+          partitionId: m.partitionId,
+          offset: m.offset,
+          txn: m.transactionId,
+          leaseId: m.leaseId,
+          sentAt,
+          receivedAt,
+        });
       }
-      const acks = body.messages.map((m) => ({ transactionId: m.transactionId, partitionId: m.partitionId, leaseId: m.leaseId, status: 'completed' }));
+      const acks = body.messages.map((m) => ({
+        transactionId: m.transactionId,
+        partitionId: m.partitionId,
+        leaseId: m.leaseId,
+        status: 'completed',
+      }));
       // Odd consumers ack through /transaction, which commits all of them or none.
       const viaTransaction = c % 2 === 1;
       const ack = viaTransaction
-        ? await this.retrying('transaction', 'POST', '/api/v1/transaction', JSON.stringify({ operations: [{ type: 'ack', acknowledgments: acks }] }))
+        ? await this.retrying(
+            'transaction',
+            'POST',
+            '/api/v1/transaction',
+            JSON.stringify({ operations: [{ type: 'ack', acknowledgments: acks }] }),
+          )
         : await this.retrying('ack', 'POST', '/api/v1/ack/batch', JSON.stringify({ acknowledgments: acks }));
       if (ack.status !== 200) continue;
       const at = Date.now();

@@ -34,7 +34,10 @@ export function describeParts(parts: readonly Part[], msgs: number): string[] {
   return [...parts]
     .sort((a, b) => b.bytes - a.bytes)
     .filter((p) => p.bytes >= total / 100)
-    .map((p) => `${`${short(p.table)} ${short(p.part.replace(/^[^.]+\./, ''))}`.padEnd(48)} ${(p.bytes / 1e6).toFixed(1).padStart(8)} MB  ${(p.bytes / msgs).toFixed(1).padStart(6)} B/msg`);
+    .map(
+      (p) =>
+        `${`${short(p.table)} ${short(p.part.replace(/^[^.]+\./, ''))}`.padEnd(48)} ${(p.bytes / 1e6).toFixed(1).padStart(8)} MB  ${(p.bytes / msgs).toFixed(1).padStart(6)} B/msg`,
+    );
 }
 
 // pg-boss names a queue's job partition by a 56-digit hash.

@@ -41,12 +41,20 @@ function allStats(): Stat[] {
 
 /** CPU seconds of every process in process group `pgid` (a detached child and what it spawned). */
 export function groupCpuSeconds(pgid: number): number {
-  return allStats().filter((s) => s.pgrp === pgid).reduce((n, s) => n + s.ticks, 0) / TICKS_PER_SECOND;
+  return (
+    allStats()
+      .filter((s) => s.pgrp === pgid)
+      .reduce((n, s) => n + s.ticks, 0) / TICKS_PER_SECOND
+  );
 }
 
 /** Of groupCpuSeconds, the seconds spent in the kernel (system calls: sockets, memory). */
 export function groupSystemSeconds(pgid: number): number {
-  return allStats().filter((s) => s.pgrp === pgid).reduce((n, s) => n + s.system, 0) / TICKS_PER_SECOND;
+  return (
+    allStats()
+      .filter((s) => s.pgrp === pgid)
+      .reduce((n, s) => n + s.system, 0) / TICKS_PER_SECOND
+  );
 }
 
 /** CPU seconds of `root` and all its descendants (PostgreSQL: the postmaster and its backends). */

@@ -57,7 +57,8 @@ export function summarise(p: CpuProfile, top = 25): { busyMs: number; functions:
   return { busyMs: busy, functions: rank(byFunction, busy, top), places: rank(byPlace, busy, top) };
 }
 
-export const formatShares = (xs: Share[]) => xs.map((x) => `${(x.share * 100).toFixed(1).padStart(5)}%  ${x.ms.toFixed(0).padStart(6)} ms  ${x.name}`);
+export const formatShares = (xs: Share[]) =>
+  xs.map((x) => `${(x.share * 100).toFixed(1).padStart(5)}%  ${x.ms.toFixed(0).padStart(6)} ms  ${x.name}`);
 
 /**
  * Who calls `fn` (e.g. the native writev): its self time grouped by the nearest caller that is our

@@ -18,21 +18,39 @@ export interface DedupResult {
 }
 
 async function load(meter: Meter, base: URL, partition: string, seconds: number) {
-  const { out: cell, cpu } = await meter.window(() => drive(4, seconds, () => push(base, pushBody(QUEUE, () => partition, 100))));
+  const { out: cell, cpu } = await meter.window(() =>
+    drive(4, seconds, () =>
+      push(
+        base,
+        pushBody(QUEUE, () => partition, 100),
+      ),
+    ),
+  );
   return { cell, cpu };
 }
 
 export async function measureDedup(meter: Meter, base: URL, seconds: number, roundCount: number, hashes = 1_000_000): Promise<DedupResult> {
-  await push(base, pushBody(QUEUE, () => 'warm', 100));
+  await push(
+    base,
+    pushBody(QUEUE, () => 'warm', 100),
+  );
   const emptyBefore = await load(meter, base, 'empty-before', seconds);
   const t0 = performance.now();
   let next = 0;
-  await drive(4, 1e6, async () => {
-    if (next >= hashes) return 0;
-    const n = Math.min(1000, hashes - next);
-    next += n;
-    return push(base, pushBody(QUEUE, () => 'full', n));
-  }, 1);
+  await drive(
+    4,
+    1e6,
+    async () => {
+      if (next >= hashes) return 0;
+      const n = Math.min(1000, hashes - next);
+      next += n;
+      return push(
+        base,
+        pushBody(QUEUE, () => 'full', n),
+      );
+    },
+    1,
+  );
   const fillSeconds = (performance.now() - t0) / 1000;
   const full: { cell: Cell; cpu: Usage }[] = [];
   const empty: { cell: Cell; cpu: Usage }[] = [];

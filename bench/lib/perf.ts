@@ -3,16 +3,24 @@
 import { execFileSync, spawn } from 'node:child_process';
 
 export async function perfRecord(pids: readonly number[], seconds: number, data: string): Promise<void> {
-  const child = spawn('perf', ['record', '-e', 'cpu-clock', '-F', '999', '-g', '-o', data, '-p', pids.join(','), '--', 'sleep', String(seconds)], { stdio: 'ignore' });
+  const child = spawn(
+    'perf',
+    ['record', '-e', 'cpu-clock', '-F', '999', '-g', '-o', data, '-p', pids.join(','), '--', 'sleep', String(seconds)],
+    { stdio: 'ignore' },
+  );
   await new Promise((r) => child.once('exit', r));
 }
 
 /** Percent of samples per symbol, self (`--no-children`) or inclusive (`--children`). */
 export function perfSymbols(data: string, inclusive: boolean): Map<string, number> {
-  const text = execFileSync('perf', ['report', '-i', data, '--stdio', inclusive ? '--children' : '--no-children', '--sort', 'dso,symbol', '-g', 'none'], {
-    maxBuffer: 1 << 28,
-    stdio: ['ignore', 'pipe', 'ignore'],
-  }).toString();
+  const text = execFileSync(
+    'perf',
+    ['report', '-i', data, '--stdio', inclusive ? '--children' : '--no-children', '--sort', 'dso,symbol', '-g', 'none'],
+    {
+      maxBuffer: 1 << 28,
+      stdio: ['ignore', 'pipe', 'ignore'],
+    },
+  ).toString();
   const out = new Map<string, number>();
   for (const line of text.split('\n')) {
     // "  12.34%  0.56%  dso  [.] symbol" (inclusive) or "  12.34%  dso  [.] symbol"
@@ -67,12 +75,21 @@ export const POSTGRES_RULES: Rules = [
   ['bytea compare, memcmp', /byteacmp|memcmp|byteaeq|bytea/],
   ['WAL', /XLog|xlog|^XLog|WAL|pglz|crc32/i],
   ['heap, TOAST, buffers', / heap|toast|Buffer| PageAdd|visibilitymap|BufTable|nocachegetattr/],
-  ['parse, plan, plan cache', /yyparse|core_yylex|raw_parser|parse_|transform| plan|planner|Cached|RevalidateCachedQuery|expression_tree_walker|eval_const|query_tree_walker| pull_|preprocess|copyObject| _copy| _equal|equal$|CheckExprStillValid|exprType|exprTypmod|OverrideSearchPath/],
-  ['executor, expressions', / Exec|ExprEval|slot_|tts_|fmgr|FunctionCall| array_| arr|unnest|generate_series|MakeExpanded|expanded|TupleDesc|check_stack_depth|AtEOXact_GUC/],
+  [
+    'parse, plan, plan cache',
+    /yyparse|core_yylex|raw_parser|parse_|transform| plan|planner|Cached|RevalidateCachedQuery|expression_tree_walker|eval_const|query_tree_walker| pull_|preprocess|copyObject| _copy| _equal|equal$|CheckExprStillValid|exprType|exprTypmod|OverrideSearchPath/,
+  ],
+  [
+    'executor, expressions',
+    / Exec|ExprEval|slot_|tts_|fmgr|FunctionCall| array_| arr|unnest|generate_series|MakeExpanded|expanded|TupleDesc|check_stack_depth|AtEOXact_GUC/,
+  ],
   ['locks, transactions', /LWLock|LockAcquire|LockRelease| Lock|Proc|Transaction|Snapshot|XidIn|heap_lock|SpinLock|s_lock/],
   ['catalog caches, hashing', /hash_search|hash_bytes|hash_any|SearchCatCache|SysCache|RelationIdGet|hash_uint32|tag_hash|CatalogCache/],
   ['memory contexts', /palloc|pfree|AllocSet|MemoryContext|repalloc|GenerationAlloc|SlabAlloc/],
-  ['protocol, I/O params', /pq_|^pq|printtup|byteain|byteaout|textin|textout|int8in|int8out|array_in|array_out|ReadArray|exec_bind|exec_parse|exec_execute|^Send|socket_/],
+  [
+    'protocol, I/O params',
+    /pq_|^pq|printtup|byteain|byteaout|textin|textout|int8in|int8out|array_in|array_out|ReadArray|exec_bind|exec_parse|exec_execute|^Send|socket_/,
+  ],
   ['libc', /libc\.so/],
   ['postgres, unresolved static functions', /^postgres 0x/],
 ];
@@ -88,8 +105,33 @@ export function inclusiveOf(inclusive: Map<string, number>, names: readonly stri
 }
 
 export const POSTGRES_ENTRY_POINTS = [
-  'plpgsql_exec_function', 'gingetbitmap', 'gininsert', 'btinsert', 'heap_insert', 'heap_update', 'toast_save_datum',
-  'heap_toast_insert_or_update', 'detoast_attr', 'XLogInsert', 'XLogFlush', 'CommitTransactionCommand', 'exec_bind_message',
-  'exec_parse_message', 'raw_parser', 'pg_plan_queries', 'GetCachedPlan', 'RevalidateCachedQuery', 'ExecInitNode',
-  'ExecutorStart', 'standard_ExecutorStart', 'ExecEndNode', 'array_in', 'byteain', 'printtup', 'ReadyForQuery', 'pq_getmessage', 'secure_write', 'secure_read',
+  'plpgsql_exec_function',
+  'gingetbitmap',
+  'gininsert',
+  'btinsert',
+  'heap_insert',
+  'heap_update',
+  'toast_save_datum',
+  'heap_toast_insert_or_update',
+  'detoast_attr',
+  'XLogInsert',
+  'XLogFlush',
+  'CommitTransactionCommand',
+  'exec_bind_message',
+  'exec_parse_message',
+  'raw_parser',
+  'pg_plan_queries',
+  'GetCachedPlan',
+  'RevalidateCachedQuery',
+  'ExecInitNode',
+  'ExecutorStart',
+  'standard_ExecutorStart',
+  'ExecEndNode',
+  'array_in',
+  'byteain',
+  'printtup',
+  'ReadyForQuery',
+  'pq_getmessage',
+  'secure_write',
+  'secure_read',
 ];

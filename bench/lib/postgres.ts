@@ -75,7 +75,12 @@ export function startCluster(options: ClusterOptions): Cluster {
     ...options.settings,
   };
   // In postgresql.conf rather than on the command line, so ALTER SYSTEM can still change them.
-  appendFileSync(`${dataDir}/postgresql.conf`, Object.entries(settings).map(([k, v]) => `${k} = '${v}'\n`).join(''));
+  appendFileSync(
+    `${dataDir}/postgresql.conf`,
+    Object.entries(settings)
+      .map(([k, v]) => `${k} = '${v}'\n`)
+      .join(''),
+  );
   asPostgres([`${BIN}/pg_ctl`, '-D', dataDir, '-l', `${dataDir}/server.log`, '-w', 'start']);
   return {
     port: options.port,

@@ -29,7 +29,14 @@ export interface RunnerResult {
 }
 
 /** Producer and consumer at once against `url`, as Queen's run scripts start them. */
-export async function runQueenLoad(dir: string, url: string, queue: string, msgsPerPush: number, seconds: number, consume = true): Promise<RunnerResult> {
+export async function runQueenLoad(
+  dir: string,
+  url: string,
+  queue: string,
+  msgsPerPush: number,
+  seconds: number,
+  consume = true,
+): Promise<RunnerResult> {
   const env = {
     ...process.env,
     SERVER_URL: url,
@@ -82,7 +89,10 @@ export async function startQueenServer(binary: string, cwd: string, pg: { port: 
   const base = new URL(`http://127.0.0.1:${port}`);
   for (let i = 0; ; i++) {
     if (child.exitCode !== null) throw new Error(`${binary} exited with ${child.exitCode}`);
-    const up = await fetch(new URL('/health', base)).then((r) => r.ok, () => false);
+    const up = await fetch(new URL('/health', base)).then(
+      (r) => r.ok,
+      () => false,
+    );
     if (up) break;
     if (i > 300) throw new Error(`${binary} did not answer /health in 60 s`);
     await sleep(200);

@@ -35,14 +35,17 @@ export async function shiftTime(sql: pg.Client, interval: string): Promise<void>
     await sql.query(`UPDATE ${t} SET ${cols.map((c) => `"${c}" = "${c}" - interval '${interval}'`).join(', ')}`);
   }
   // Standing in for autovacuum, which over an hour would have cleaned up behind these updates.
-  const { rows: tables } = await sql.query<{ t: string }>(`SELECT format('%I.%I', schemaname, tablename) AS t FROM pg_tables WHERE schemaname = 'queen'`);
+  const { rows: tables } = await sql.query<{ t: string }>(
+    `SELECT format('%I.%I', schemaname, tablename) AS t FROM pg_tables WHERE schemaname = 'queen'`,
+  );
   for (const { t } of tables) await sql.query(`VACUUM ANALYZE ${t}`);
 }
 
 // autoAck commits inside the pop: the fill must be consumed quickly, or it would age past 2 minutes.
 async function drain(base: URL, queue: string): Promise<number> {
   let n = 0;
-  for (let got: Popped | null; (got = await pop(base, `/api/v1/pop/queue/${queue}?batch=10000&partitions=1000&autoAck=true`)); ) n += got.messages.length;
+  for (let got: Popped | null; (got = await pop(base, `/api/v1/pop/queue/${queue}?batch=10000&partitions=1000&autoAck=true`));)
+    n += got.messages.length;
   return n;
 }
 
@@ -54,24 +57,44 @@ async function rounds(base: URL, partitions: number, count: number, wide: number
       [WIDE, `w${Math.floor(Math.random() * partitions)}`, wide],
       [NARROW, 'n0', narrow],
     ] as const) {
-      await push(base, pushBody(queue, () => partition, 1));
+      await push(
+        base,
+        pushBody(queue, () => partition, 1),
+      );
       const t0 = performance.now();
       const popped = await pop(base, `/api/v1/pop/queue/${queue}`);
       out.push(performance.now() - t0);
-      if (popped?.partition !== partition) throw new Error(`wildcard pop on ${queue} returned ${popped?.partition ?? '204'}, not ${partition}`);
+      if (popped?.partition !== partition)
+        throw new Error(`wildcard pop on ${queue} returned ${popped?.partition ?? '204'}, not ${partition}`);
       await ack(base, popped);
     }
   }
 }
 
 export async function measureWildcard(base: URL, sql: pg.Client, partitions = 10_000, count = 60): Promise<WildcardResult> {
-  await push(base, pushBody(NARROW, () => 'n0', 1));
+  await push(
+    base,
+    pushBody(NARROW, () => 'n0', 1),
+  );
   await drain(base, NARROW);
   const filled = performance.now();
-  for (let at = 0; at < partitions; at += 1000) await push(base, pushBody(WIDE, (i) => `w${at + i}`, Math.min(1000, partitions - at)));
+  for (let at = 0; at < partitions; at += 1000)
+    await push(
+      base,
+      pushBody(WIDE, (i) => `w${at + i}`, Math.min(1000, partitions - at)),
+    );
   if ((await drain(base, WIDE)) !== partitions) throw new Error('the wide queue did not drain to exactly one message per partition');
 
-  const res: WildcardResult = { partitions, freshWide: [], freshNarrow: [], idleWide: [], idleNarrow: [], freshAge: 0, backlogFound: false, backlogNote: '' };
+  const res: WildcardResult = {
+    partitions,
+    freshWide: [],
+    freshNarrow: [],
+    idleWide: [],
+    idleNarrow: [],
+    freshAge: 0,
+    backlogFound: false,
+    backlogNote: '',
+  };
   await rounds(base, partitions, count, res.freshWide, res.freshNarrow, filled + 110_000);
   res.freshAge = (performance.now() - filled) / 1000;
 
@@ -81,11 +104,17 @@ export async function measureWildcard(base: URL, sql: pg.Client, partitions = 10
   // Old backlogs: A and B get a message, one pop takes one of them (partitions=1), C gets one;
   // an hour passes; the next pops must deliver the other two, not answer 204.
   const [a, b, c] = ['w11', 'w22', 'w33'];
-  await push(base, pushBody(WIDE, (i) => [a, b][i]!, 2));
+  await push(
+    base,
+    pushBody(WIDE, (i) => [a, b][i]!, 2),
+  );
   const first = await pop(base, `/api/v1/pop/queue/${WIDE}?batch=1`);
   if (!first) throw new Error('backlog check: the pop after pushing to two partitions answered 204');
   await ack(base, first);
-  await push(base, pushBody(WIDE, () => c, 1));
+  await push(
+    base,
+    pushBody(WIDE, () => c, 1),
+  );
   await shiftTime(sql, '1 hour');
   const want = new Set([a, b, c].filter((p) => p !== first.partition));
   const got: string[] = [];

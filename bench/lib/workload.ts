@@ -12,7 +12,10 @@ export const partitionOf = (client: number, seq: number) => `p${(client + CLIENT
 
 /** One client's push of a batch, for drive(). */
 export const pushCycle = (base: URL, queue: string) => (client: number, seq: number) =>
-  push(base, pushBody(queue, () => partitionOf(client, seq), BATCH));
+  push(
+    base,
+    pushBody(queue, () => partitionOf(client, seq), BATCH),
+  );
 
 /** One wildcard pop of a batch and its ack by transactionId, for drive(). */
 export const popCycle = (base: URL, queue: string) => () => popAck(base, `/api/v1/pop/queue/${queue}?batch=${BATCH}`);

@@ -62,9 +62,11 @@ export class Admin {
     /** Stops deliveries; the consumer group's cursors stay (deleting the group is its own route). */
     delete: (id: string): Promise<{ success: true; id: string; deleted: true }> => this.call('DELETE', `/subscriptions/${enc(id)}`),
     /** For 24 h both secrets sign every delivery: give verifyDelivery both. */
-    rotateSecret: (id: string): Promise<SecretRotated> =>
-      this.call('POST', `/subscriptions/${enc(id)}/rotate-secret`, undefined, false),
-    attempts: async (id: string, q: { limit?: number; /** an attempt's id: the page before it */ before?: number } = {}): Promise<SubscriptionAttempt[]> =>
+    rotateSecret: (id: string): Promise<SecretRotated> => this.call('POST', `/subscriptions/${enc(id)}/rotate-secret`, undefined, false),
+    attempts: async (
+      id: string,
+      q: { limit?: number; /** an attempt's id: the page before it */ before?: number } = {},
+    ): Promise<SubscriptionAttempt[]> =>
       (await this.call<{ attempts: SubscriptionAttempt[] }>('GET', `/subscriptions/${enc(id)}/attempts${query(q)}`)).attempts,
   };
 }

@@ -28,7 +28,8 @@ export interface ConsumeOptions {
 }
 
 // 4xx answers other than these mean the request itself is wrong: retrying cannot help.
-const fatal = (err: unknown) => err instanceof QueenError && err.status >= 400 && err.status < 500 && err.status !== 408 && err.status !== 429;
+const fatal = (err: unknown) =>
+  err instanceof QueenError && err.status >= 400 && err.status < 500 && err.status !== 408 && err.status !== 429;
 
 export async function consume<T>(queen: Queen, queue: string, handler: Handler<T>, options: ConsumeOptions): Promise<void> {
   const { group, batch = 10, concurrency = 1, signal, waitMs = 20_000, partition, subscriptionMode } = options;
@@ -83,10 +84,18 @@ export async function consume<T>(queen: Queen, queue: string, handler: Handler<T
   }
 
   async function slot() {
-    for (let failures = 0; !halt.signal.aborted; ) {
+    for (let failures = 0; !halt.signal.aborted;) {
       let popped: PopResponse<T> | null;
       try {
-        popped = await queen.pop<T>(queue, { group, batch, wait: true, timeoutMs: waitMs, partition, subscriptionMode, signal: halt.signal });
+        popped = await queen.pop<T>(queue, {
+          group,
+          batch,
+          wait: true,
+          timeoutMs: waitMs,
+          partition,
+          subscriptionMode,
+          signal: halt.signal,
+        });
         failures = 0;
       } catch (err) {
         if (halt.signal.aborted) return;
@@ -112,7 +121,10 @@ export async function consume<T>(queen: Queen, queue: string, handler: Handler<T
 
 async function leaseTimeOf(queen: Queen, queue: string): Promise<number> {
   try {
-    const described = await queen.request<{ options?: { leaseTime?: number } }>('GET', `/api/v1/resources/queues/${encodeURIComponent(queue)}`);
+    const described = await queen.request<{ options?: { leaseTime?: number } }>(
+      'GET',
+      `/api/v1/resources/queues/${encodeURIComponent(queue)}`,
+    );
     return described?.options?.leaseTime ?? 60;
   } catch {
     // A queue not created yet gets the implicit default when the first pop creates it.

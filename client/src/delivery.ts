@@ -49,7 +49,8 @@ export async function verifyDelivery<T = unknown>(
   const id = header(request.headers, 'webhook-id');
   const timestamp = header(request.headers, 'webhook-timestamp');
   const signatures = header(request.headers, 'webhook-signature');
-  if (!id || !timestamp || !signatures) throw new DeliveryVerificationError('missing_headers', 'webhook-id, webhook-timestamp and webhook-signature are required');
+  if (!id || !timestamp || !signatures)
+    throw new DeliveryVerificationError('missing_headers', 'webhook-id, webhook-timestamp and webhook-signature are required');
   const seconds = Number(timestamp);
   if (!/^\d+$/.test(timestamp) || Math.abs(now / 1000 - seconds) > TOLERANCE_SECONDS) {
     throw new DeliveryVerificationError('timestamp_out_of_range', `webhook-timestamp ${timestamp} is not within 5 minutes of now`);
@@ -81,7 +82,10 @@ export async function verifyDelivery<T = unknown>(
   }
 }
 
-export type DeliveryFunction<T, A extends unknown[]> = (delivery: Delivery<T>, ...rest: A) => DeliveryAnswer | void | Promise<DeliveryAnswer | void>;
+export type DeliveryFunction<T, A extends unknown[]> = (
+  delivery: Delivery<T>,
+  ...rest: A
+) => DeliveryAnswer | void | Promise<DeliveryAnswer | void>;
 
 /** The answer for one delivery: 401 bad signature, 200 (with the handler's acks) or 500 when it throws. */
 export async function answerDelivery<T>(

@@ -24,7 +24,13 @@ export class AckError extends QueenError {
   override name = 'AckError';
   constructor(readonly results: AckResult[]) {
     const refused = results.filter((r) => !r.success);
-    super(200, 'ack_refused', `${refused.length} of ${results.length} acks refused: ${refused.map((r) => `${r.transactionId}: ${r.error}`).join('; ')}`, null, results);
+    super(
+      200,
+      'ack_refused',
+      `${refused.length} of ${results.length} acks refused: ${refused.map((r) => `${r.transactionId}: ${r.error}`).join('; ')}`,
+      null,
+      results,
+    );
   }
   get refused(): AckResult[] {
     return this.results.filter((r) => !r.success);

@@ -36,7 +36,13 @@ export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
 }
 
 /** The parsed JSON answer; null for a 204. Throws QueenError for anything but 2xx. */
-export async function request<T>(t: Transport, method: string, path: string, body?: unknown, options: RequestOptions = {}): Promise<T | null> {
+export async function request<T>(
+  t: Transport,
+  method: string,
+  path: string,
+  body?: unknown,
+  options: RequestOptions = {},
+): Promise<T | null> {
   const headers: Record<string, string> = {};
   if (t.token) headers.authorization = `Bearer ${t.token}`;
   if (body !== undefined) headers['content-type'] = 'application/json';

@@ -19,7 +19,14 @@ export const messagesOf = (target: Ackable): readonly Message<unknown>[] =>
 
 /** The wire ack of one message; the offset spares the server a hash lookup. */
 export function ackItem(m: Message<unknown>, status: AckStatus, error?: string | null): AckItem {
-  const item: AckItem = { transactionId: m.transactionId, partitionId: m.partitionId, leaseId: m.leaseId, consumerGroup: m.consumerGroup, offset: m.offset, status };
+  const item: AckItem = {
+    transactionId: m.transactionId,
+    partitionId: m.partitionId,
+    leaseId: m.leaseId,
+    consumerGroup: m.consumerGroup,
+    offset: m.offset,
+    status,
+  };
   // The server refuses U+0000 in text.
   if (error) item.error = error.replace(/\u0000/g, '').slice(0, 4000);
   return item;
@@ -33,4 +40,3 @@ export const pushItems = <T>(queue: string, items: readonly PushInput<T>[]): Pus
     ...(partition !== undefined ? { partition } : {}),
     ...(traceId !== undefined ? { traceId } : {}),
   }));
-

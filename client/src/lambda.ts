@@ -20,7 +20,8 @@ export function lambdaDeliveryHandler<T = unknown>(
   handler: DeliveryFunction<T, [event: FunctionUrlEvent]>,
 ): (event: FunctionUrlEvent) => Promise<FunctionUrlResult> {
   return async (event) => {
-    if (event.requestContext?.http?.method && event.requestContext.http.method !== 'POST') return { statusCode: 405, headers: { allow: 'POST' } } as FunctionUrlResult;
+    if (event.requestContext?.http?.method && event.requestContext.http.method !== 'POST')
+      return { statusCode: 405, headers: { allow: 'POST' } } as FunctionUrlResult;
     const text = event.body ?? '';
     const body = event.isBase64Encoded ? Uint8Array.from(atob(text), (c) => c.charCodeAt(0)) : text;
     const secrets = typeof secret === 'function' ? secret() : secret;

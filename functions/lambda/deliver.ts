@@ -9,4 +9,7 @@ import { JOB_RUNS } from '../jobs.js';
 // Compiling zstd's WASM during Lambda's init phase: every batch is read from segments.
 void ensureZstd().catch(() => {});
 
-export const handler = createDeliverHandler(JOBS.find((j) => j.name === 'DeliverySweep')!, JOB_RUNS.DeliverySweep);
+export const handler = createDeliverHandler(
+  JOBS.find((j) => j.name === 'DeliverySweep')!,
+  JOB_RUNS.DeliverySweep,
+);

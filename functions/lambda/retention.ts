@@ -4,4 +4,7 @@ import { createJobHandler } from '../../lib/http/runtime/lambda.js';
 import { JOBS } from '../../lib/jobs.js';
 import { JOB_RUNS } from '../jobs.js';
 
-export const handler = createJobHandler(JOBS.find((j) => j.name === 'Retention')!, JOB_RUNS.Retention);
+export const handler = createJobHandler(
+  JOBS.find((j) => j.name === 'Retention')!,
+  JOB_RUNS.Retention,
+);

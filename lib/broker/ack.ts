@@ -39,12 +39,28 @@ export interface AckContext extends TenantContext {
 }
 
 const ACK_PARAMS = [
-  'p_tenant', 'p_idx', 'p_partitions', 'p_groups', 'p_hashes', 'p_offsets', 'p_statuses', 'p_leases', 'p_errors',
+  'p_tenant',
+  'p_idx',
+  'p_partitions',
+  'p_groups',
+  'p_hashes',
+  'p_offsets',
+  'p_statuses',
+  'p_leases',
+  'p_errors',
   'p_required_leases',
 ];
 // The second call also carries the frames to dead-letter, in frameParams' order (dead-letter.ts).
 const FRAME_PARAMS = [
-  'f_partitions', 'f_offsets', 'f_message_ids', 'f_txns', 'f_traces', 'f_subs', 'f_payloads', 'f_encrypted', 'f_created',
+  'f_partitions',
+  'f_offsets',
+  'f_message_ids',
+  'f_txns',
+  'f_traces',
+  'f_subs',
+  'f_payloads',
+  'f_encrypted',
+  'f_created',
 ];
 const ACK_SQL = `SELECT * FROM queen.ack(${namedArgs(...ACK_PARAMS)})`;
 const ACK_FRAMES_SQL = `SELECT * FROM queen.ack(${namedArgs(...ACK_PARAMS, ...FRAME_PARAMS)})`;
@@ -122,7 +138,7 @@ function searchPurged(items: readonly AckItem[], need: AckNeedRow, offsets: (num
 const NEXT_STEP: Readonly<Record<string, string>> = {
   'Invalid or expired lease': 'Invalid or expired lease: the lease expired or was released; pop again, the batch will be delivered again',
   'Message not found':
-    'Message not found: no message with this transactionId in this partition after the group\'s cursor; send the transactionId and partitionId the pop returned',
+    "Message not found: no message with this transactionId in this partition after the group's cursor; send the transactionId and partitionId the pop returned",
 };
 
 const withNextStep = (error: string | null) => (error !== null && Object.hasOwn(NEXT_STEP, error) ? NEXT_STEP[error]! : error);

@@ -90,8 +90,10 @@ export function orderOptions(options: QueueOptions): QueueOptions {
 /** Each stored value that needs behaviour the log model does not have; never a silent no-op. */
 export function warningsFor(o: QueueOptions): string[] {
   const warnings: string[] = [];
-  if (o.priority !== 0) warnings.push('priority has no effect: a partition drains strictly in commit order; use separate queues for separate priorities.');
-  if (o.maxSize !== 0) warnings.push('maxSize has no effect: queues are not capped; bound storage with retentionSeconds or completedRetentionSeconds.');
+  if (o.priority !== 0)
+    warnings.push('priority has no effect: a partition drains strictly in commit order; use separate queues for separate priorities.');
+  if (o.maxSize !== 0)
+    warnings.push('maxSize has no effect: queues are not capped; bound storage with retentionSeconds or completedRetentionSeconds.');
   if (o.ttl !== 0) warnings.push('ttl has no effect: messages do not expire one by one; use retentionEnabled with retentionSeconds.');
   if (!o.retentionEnabled && o.retentionSeconds > 0) warnings.push('retentionSeconds has no effect while retentionEnabled is false.');
   return warnings;

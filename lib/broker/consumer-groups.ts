@@ -29,10 +29,7 @@ export interface ConsumerGroupSummary {
 }
 
 export const listConsumerGroups = (db: Queryable, { tenant }: TenantContext, queue?: string) =>
-  selectJson<ConsumerGroupSummary[]>(db, 'queen.list_consumer_groups(p_tenant => $1, p_queue => $2)', [
-    tenant,
-    queue ?? null,
-  ]);
+  selectJson<ConsumerGroupSummary[]>(db, 'queen.list_consumer_groups(p_tenant => $1, p_queue => $2)', [tenant, queue ?? null]);
 
 /** Every (group, partition) whose oldest unconsumed message is older than `minLagSeconds`. */
 export const laggingPartitions = (db: Queryable, { tenant }: TenantContext, minLagSeconds: number) =>

@@ -30,7 +30,12 @@ export interface DeadFrame {
 export function addFrame(frames: Map<string, DeadFrame>, need: AckNeedRow): void {
   const offset = Number(need.need_from);
   const [message] = decodeSegmentRow(need, offset, offset, need.need_partition);
-  frames.set(`${need.need_partition}:${offset}`, { partitionId: need.need_partition, offset, message: message!, createdAt: need.created_at });
+  frames.set(`${need.need_partition}:${offset}`, {
+    partitionId: need.need_partition,
+    offset,
+    message: message!,
+    createdAt: need.created_at,
+  });
 }
 
 /** queen.ack's f_* parameters: the frame exactly as stored, payload still encrypted if it was. */
@@ -165,7 +170,14 @@ export async function retryDlq(db: Database, ctx: PushContext, a: DlqAddress) {
     if (rows.length === 0) throw notInDlq(a);
     const newest = rows.reduce((x, y) => (y.failed_at > x.failed_at ? y : x));
     const [pushed] = await repushDeadLetters(tx, ctx, [newest]);
-    const answer = { success: true as const, transactionId: pushed!.transaction_id, messageId: pushed!.message_id, offset: pushed!.offset, partitionId: pushed!.partition_id, removed: rows.length };
+    const answer = {
+      success: true as const,
+      transactionId: pushed!.transaction_id,
+      messageId: pushed!.message_id,
+      offset: pushed!.offset,
+      partitionId: pushed!.partition_id,
+      removed: rows.length,
+    };
     return { answer, queue: pushed!.queueName };
   });
 }
@@ -179,7 +191,13 @@ export async function repushDeadLetters(tx: Queryable, ctx: PushContext, rows: r
   const items = [];
   for (const r of rows) {
     const text = await payloadText(r.payload, r.encrypted, ctx.config, r.queue);
-    items.push({ queue: r.queue, partition: r.partition, payload: new TextEncoder().encode(text), transactionId: uuidv7(), traceId: r.trace_id });
+    items.push({
+      queue: r.queue,
+      partition: r.partition,
+      payload: new TextEncoder().encode(text),
+      transactionId: uuidv7(),
+      traceId: r.trace_id,
+    });
   }
   return pushItems(tx, ctx, items);
 }

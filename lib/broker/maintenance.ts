@@ -39,7 +39,12 @@ const NOTE = 'Pushes always commit to the database, which is the buffer; while e
 const NO_BUFFER = {
   bufferedMessages: 0,
   bufferHealthy: true,
-  bufferStats: { pendingCount: 0, failedCount: 0, dbHealthy: true, failedFiles: { count: 0, totalBytes: 0, totalMB: 0, failoverCount: 0, qos0Count: 0 } },
+  bufferStats: {
+    pendingCount: 0,
+    failedCount: 0,
+    dbHealthy: true,
+    failedFiles: { count: 0, totalBytes: 0, totalMB: 0, failoverCount: 0, qos0Count: 0 },
+  },
 };
 
 /** GET /system/maintenance in Queen's shape. */

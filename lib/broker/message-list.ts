@@ -29,7 +29,17 @@ export async function listMessages(db: Queryable, ctx: TenantContext, f: Message
   const rows = await db.query<MessageListRow>(
     `SELECT * FROM queen.list_messages(p_tenant => $1, p_queue => $2, p_partition => $3, p_namespace => $4, p_task => $5,
                                        p_status => $6, p_from => $7::timestamptz, p_to => $8::timestamptz, p_need => $9)`,
-    [tenant, f.queue ?? null, f.partition ?? null, f.namespace ?? null, f.task ?? null, f.status ?? null, f.from ?? null, f.to ?? null, f.offset + f.limit],
+    [
+      tenant,
+      f.queue ?? null,
+      f.partition ?? null,
+      f.namespace ?? null,
+      f.task ?? null,
+      f.status ?? null,
+      f.from ?? null,
+      f.to ?? null,
+      f.offset + f.limit,
+    ],
   );
   const messages: string[] = [];
   let skip = f.offset;

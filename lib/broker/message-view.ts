@@ -127,28 +127,70 @@ type Base = StoredMessage & { data: string };
 /** A popped message: the base, where it lives, and the lease that holds it. */
 export type PopAdditions = MessagePlace & { leaseId: string; consumerGroup: string; attempt: number };
 export const popMessage = view<Base, PopAdditions>()([
-  'id', 'transactionId', 'traceId', 'data', 'producerSub', 'createdAt',
-  'partitionId', 'partition', 'queue', 'leaseId', 'consumerGroup', 'offset', 'attempt',
+  'id',
+  'transactionId',
+  'traceId',
+  'data',
+  'producerSub',
+  'createdAt',
+  'partitionId',
+  'partition',
+  'queue',
+  'leaseId',
+  'consumerGroup',
+  'offset',
+  'attempt',
 ]);
 type PopEnvelope = MessagePlace & { success: true; leaseId: string; consumerGroup: string; partitionsClaimed: number; messages: string };
 export const popAnswer = answer<PopEnvelope>()([
-  'success', 'queue', 'partition', 'partitionId', 'leaseId', 'consumerGroup', 'partitionsClaimed', 'messages',
+  'success',
+  'queue',
+  'partition',
+  'partitionId',
+  'leaseId',
+  'consumerGroup',
+  'partitionsClaimed',
+  'messages',
 ]);
 
 /** A delivered message: the base, its id named messageId (the place is the request's). */
 export const deliveryMessage = view<Omit<Base, 'id'>, { messageId: string }>()([
-  'offset', 'transactionId', 'messageId', 'createdAt', 'traceId', 'producerSub', 'data',
+  'offset',
+  'transactionId',
+  'messageId',
+  'createdAt',
+  'traceId',
+  'producerSub',
+  'data',
 ]);
 type DeliveryEnvelope = MessagePlace & { subscription: string; consumerGroup: string; attempt: number; messages: string };
 export const deliveryAnswer = answer<DeliveryEnvelope>()([
-  'subscription', 'queue', 'partition', 'partitionId', 'consumerGroup', 'attempt', 'messages',
+  'subscription',
+  'queue',
+  'partition',
+  'partitionId',
+  'consumerGroup',
+  'attempt',
+  'messages',
 ]);
 
 /** A dead letter: the base, the group that dead-lettered it, and why and when. */
 export type DeadLetterAdditions = MessagePlace & { consumerGroup: string; errorMessage: string | null; retryCount: number; failedAt: Date };
 export const deadLetterMessage = view<Base, DeadLetterAdditions>()([
-  'data', 'id', 'transactionId', 'partitionId', 'queue', 'partition', 'consumerGroup',
-  'offset', 'errorMessage', 'retryCount', 'traceId', 'producerSub', 'createdAt', 'failedAt',
+  'data',
+  'id',
+  'transactionId',
+  'partitionId',
+  'queue',
+  'partition',
+  'consumerGroup',
+  'offset',
+  'errorMessage',
+  'retryCount',
+  'traceId',
+  'producerSub',
+  'createdAt',
+  'failedAt',
 ]);
 type DeadLetterEnvelope = { messages: string; total: number; pagination: { limit: number; offset: number } };
 export const deadLetterAnswer = answer<DeadLetterEnvelope>()(['messages', 'total', 'pagination']);
@@ -173,16 +215,50 @@ type DetailAdditions = ListedPlace & {
   consumerGroups: unknown;
 };
 export const messageDetail = view<Base, DetailAdditions>()([
-  'data', 'payload', 'id', 'transactionId', 'traceId', 'producerSub', 'createdAt', 'isEncrypted',
-  'partitionId', 'queuePath', 'partition', 'queue', 'namespace', 'task', 'offset', 'status',
-  'errorMessage', 'retryCount', 'leaseExpiresAt', 'queueConfig', 'mode', 'consumerGroups',
+  'data',
+  'payload',
+  'id',
+  'transactionId',
+  'traceId',
+  'producerSub',
+  'createdAt',
+  'isEncrypted',
+  'partitionId',
+  'queuePath',
+  'partition',
+  'queue',
+  'namespace',
+  'task',
+  'offset',
+  'status',
+  'errorMessage',
+  'retryCount',
+  'leaseExpiresAt',
+  'queueConfig',
+  'mode',
+  'consumerGroups',
 ]);
 
 /** The message browser: the base without a payload, with its status and its queue's priority. */
 type BrowserAdditions = ListedPlace & { queueStatus: string; busStatus: unknown; queuePriority: number };
 export const browsedMessage = view<StoredMessage, BrowserAdditions>()([
-  'id', 'transactionId', 'partitionId', 'queuePath', 'queue', 'partition', 'namespace', 'task',
-  'status', 'queueStatus', 'busStatus', 'leaseExpiresAt', 'traceId', 'producerSub', 'queuePriority', 'createdAt', 'offset',
+  'id',
+  'transactionId',
+  'partitionId',
+  'queuePath',
+  'queue',
+  'partition',
+  'namespace',
+  'task',
+  'status',
+  'queueStatus',
+  'busStatus',
+  'leaseExpiresAt',
+  'traceId',
+  'producerSub',
+  'queuePriority',
+  'createdAt',
+  'offset',
 ]);
 export const browserAnswer = answer<{ messages: string; mode: unknown }>()(['messages', 'mode']);
 

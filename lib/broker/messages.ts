@@ -101,35 +101,41 @@ function groupStatuses(row: MessageRow, offset: number) {
 export async function getMessage(db: Queryable, ctx: ReadContext, a: MessageAddress): Promise<string> {
   const { partitionId, transactionId } = a;
   const [row] = await db.query<MessageRow>(FIND_SQL, [ctx.tenant, partitionId, xxh3_128(transactionId), transactionId]);
-  const missing = notFound('message_not_found', `No message with transactionId "${transactionId}" in partition ${partitionId}, or retention has deleted it.`);
+  const missing = notFound(
+    'message_not_found',
+    `No message with transactionId "${transactionId}" in partition ${partitionId}, or retention has deleted it.`,
+  );
   if (!row || row.msg_offset === null) throw missing;
   const offset = Number(row.msg_offset);
   const view = messageStatus(row, offset, row.dlq_groups.length > 0);
   const bus = row.bus.length;
   const detail = async (m: StoredMessage, payload: Uint8Array, encrypted: boolean) => {
     const text = await payloadText(payload, encrypted, ctx.config, row.queue);
-    return messageDetail({ ...m, data: text }, {
-      payload: text,
-      isEncrypted: encrypted,
-      partitionId,
-      queuePath: `${row.queue}/${row.partition}`,
-      partition: row.partition,
-      queue: row.queue,
-      namespace: row.namespace,
-      task: row.task,
-      status: view.status,
-      errorMessage: row.dlq_error,
-      retryCount: row.dlq_retry_count,
-      leaseExpiresAt: view.leaseExpiresAt,
-      queueConfig: row.queue_config,
-      mode: {
-        hasQueueMode: row.queue_mode,
-        busGroupsCount: bus,
-        consumedByGroups: view.busStatus.consumedBy,
-        type: modeType(row.queue_mode, bus),
+    return messageDetail(
+      { ...m, data: text },
+      {
+        payload: text,
+        isEncrypted: encrypted,
+        partitionId,
+        queuePath: `${row.queue}/${row.partition}`,
+        partition: row.partition,
+        queue: row.queue,
+        namespace: row.namespace,
+        task: row.task,
+        status: view.status,
+        errorMessage: row.dlq_error,
+        retryCount: row.dlq_retry_count,
+        leaseExpiresAt: view.leaseExpiresAt,
+        queueConfig: row.queue_config,
+        mode: {
+          hasQueueMode: row.queue_mode,
+          busGroupsCount: bus,
+          consumedByGroups: view.busStatus.consumedBy,
+          type: modeType(row.queue_mode, bus),
+        },
+        consumerGroups: groupStatuses(row, offset),
       },
-      consumerGroups: groupStatuses(row, offset),
-    });
+    );
   };
   if (row.blob !== null) {
     const [m] = decodeSegmentRow(row, offset, offset, partitionId);

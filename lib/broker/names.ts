@@ -27,7 +27,10 @@ export const transactionIdSchema = v.pipe(
   v.check((s) => !s.includes('\u0000'), 'transactionId must not contain U+0000: PostgreSQL text cannot hold it'),
 );
 
-export const traceIdSchema = v.pipe(v.string('traceId must be a UUID string'), v.regex(UUID, 'traceId must be a UUID (8-4-4-4-12 hex digits)'));
+export const traceIdSchema = v.pipe(
+  v.string('traceId must be a UUID string'),
+  v.regex(UUID, 'traceId must be a UUID (8-4-4-4-12 hex digits)'),
+);
 
 // The same rules without valibot, for the hot path of push (a tenth of the cost on a batch of
 // 100); whatever fails them goes through the schemas above, which say precisely what is wrong.

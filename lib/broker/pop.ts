@@ -49,11 +49,28 @@ export interface PoppedClaim extends ClaimRange {
 }
 
 const POP_SQL = `SELECT * FROM queen.pop(${namedArgs(
-  'p_tenant', 'p_queue', 'p_partition', 'p_namespace', 'p_task', 'p_group', 'p_batch',
-  'p_partitions', 'p_lease', 'p_auto_ack', 'p_mode', 'p_from', 'p_max_bytes',
+  'p_tenant',
+  'p_queue',
+  'p_partition',
+  'p_namespace',
+  'p_task',
+  'p_group',
+  'p_batch',
+  'p_partitions',
+  'p_lease',
+  'p_auto_ack',
+  'p_mode',
+  'p_from',
+  'p_max_bytes',
 )})`;
 const SHRINK_SQL = `SELECT queen.pop_shrink(${namedArgs(
-  'p_tenant', 'p_group', 'p_lease', 'p_partitions', 'p_claimed', 'p_ends', 'p_from',
+  'p_tenant',
+  'p_group',
+  'p_lease',
+  'p_partitions',
+  'p_claimed',
+  'p_ends',
+  'p_from',
 )})`;
 // Room for the envelope around the messages array.
 const ENVELOPE_BYTES = 1024;
@@ -90,7 +107,16 @@ export async function popOnce(db: Queryable, ctx: PopContext, req: PopRequest): 
   const { queue, partition, partitionId } = claims[0]!;
   const partitionsClaimed = claims.filter((c) => c.delivered !== null).length;
   const consumerGroup = req.group;
-  const body = popAnswer({ success: true, queue, partition, partitionId, leaseId, consumerGroup, partitionsClaimed, messages: messageArray(parts) });
+  const body = popAnswer({
+    success: true,
+    queue,
+    partition,
+    partitionId,
+    leaseId,
+    consumerGroup,
+    partitionsClaimed,
+    messages: messageArray(parts),
+  });
   return { body, messageCount: parts.length, leaseId, claims };
 }
 

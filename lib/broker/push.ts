@@ -47,8 +47,18 @@ interface Group {
 // p_keys picks the 12-parameter push_segments; the 11-parameter one serves the previous release
 // (docs/operations.md#expand-and-contract).
 const PUSH_SQL = `SELECT * FROM queen.push_segments(${namedArgs(
-  'p_tenant', 'p_queues', 'p_partitions', 'p_counts', 'p_blob_lens', 'p_blobs', 'p_hashes', 'p_encrypted',
-  'p_collapsed', 'p_probe_grp', 'p_probe_item', 'p_keys',
+  'p_tenant',
+  'p_queues',
+  'p_partitions',
+  'p_counts',
+  'p_blob_lens',
+  'p_blobs',
+  'p_hashes',
+  'p_encrypted',
+  'p_collapsed',
+  'p_probe_grp',
+  'p_probe_item',
+  'p_keys',
 )})`;
 
 // (tenant, queue) names seen with encryptionEnabled, so later pushes encrypt before the first

@@ -43,7 +43,14 @@ DELETE FROM queen.log_dlq d USING keys, queen.log_partitions p, queen.queues q
    AND p.id = d.partition_id AND q.id = p.queue_id AND ${MATCHES}
 RETURNING ${DLQ_COLUMNS}, p.name AS partition, q.name AS queue`;
 
-const params = (ctx: PushContext, f: RedriveFilter) => [ctx.tenant, f.queue, f.partition ?? null, f.consumerGroup ?? null, f.from ?? null, f.to ?? null];
+const params = (ctx: PushContext, f: RedriveFilter) => [
+  ctx.tenant,
+  f.queue,
+  f.partition ?? null,
+  f.consumerGroup ?? null,
+  f.from ?? null,
+  f.to ?? null,
+];
 
 /** One message per (partition, offset), the newest failure's copy, in log order. */
 function messagesOf(rows: DlqRow[]): DlqRow[] {

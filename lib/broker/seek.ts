@@ -8,9 +8,7 @@ import type { TenantContext } from './context.js';
 import { queueNotFound } from './queues.js';
 
 export type SeekTarget =
-  | { kind: 'end'; partition?: string }
-  | { kind: 'timestamp'; timestamp: string }
-  | { kind: 'offset'; offset: number; partition: string };
+  { kind: 'end'; partition?: string } | { kind: 'timestamp'; timestamp: string } | { kind: 'offset'; offset: number; partition: string };
 
 type Moved = { partitionId: string; partition: string; committed: number; nextOffset: number };
 
@@ -60,7 +58,10 @@ export async function seekConsumerGroup(
   const partitions = row?.j;
   if (!partitions) throw queueNotFound(queue);
   if (partition !== null && partitions.length === 0) {
-    throw notFound('partition_not_found', `Queue "${queue}" has no partition "${partition}"; seek one of its partitions (GET /api/v1/resources/queues/${queue}).`);
+    throw notFound(
+      'partition_not_found',
+      `Queue "${queue}" has no partition "${partition}"; seek one of its partitions (GET /api/v1/resources/queues/${queue}).`,
+    );
   }
   return {
     success: true,

@@ -48,24 +48,36 @@ async function one<T = Json>(db: Queryable, sql: string, params: unknown[]): Pro
 }
 
 const STATUS_SQL = `SELECT queen.dashboard_status(${namedArgs(
-  'p_tenant', 'p_from::timestamptz', 'p_to::timestamptz', 'p_queue', 'p_namespace', 'p_task',
+  'p_tenant',
+  'p_from::timestamptz',
+  'p_to::timestamptz',
+  'p_queue',
+  'p_namespace',
+  'p_task',
 )}) AS j`;
 const STATUS_QUEUES_SQL = `SELECT queen.dashboard_status_queues(${namedArgs(
-  'p_tenant', 'p_queue', 'p_namespace', 'p_task', 'p_limit', 'p_offset',
+  'p_tenant',
+  'p_queue',
+  'p_namespace',
+  'p_task',
+  'p_limit',
+  'p_offset',
 )}) AS j`;
 const ANALYTICS_SQL = `SELECT queen.dashboard_status_analytics(${namedArgs(
-  'p_tenant', 'p_from::timestamptz', 'p_to::timestamptz', 'p_queue', 'p_namespace', 'p_task', 'p_interval',
+  'p_tenant',
+  'p_from::timestamptz',
+  'p_to::timestamptz',
+  'p_queue',
+  'p_namespace',
+  'p_task',
+  'p_interval',
 )}) AS j`;
 
 export const readStatus = (db: Queryable, { tenant }: TenantContext, { window: w, filter: f }: StatusRequest) =>
-  one(db, STATUS_SQL, [
-    tenant, w.from ?? null, w.to ?? null, f.queue ?? null, f.namespace ?? null, f.task ?? null,
-  ]);
+  one(db, STATUS_SQL, [tenant, w.from ?? null, w.to ?? null, f.queue ?? null, f.namespace ?? null, f.task ?? null]);
 
 export const listStatusQueues = (db: Queryable, { tenant }: TenantContext, { filter: f, page }: StatusQueuesRequest) =>
-  one(db, STATUS_QUEUES_SQL, [
-    tenant, f.queue ?? null, f.namespace ?? null, f.task ?? null, page.limit, page.offset,
-  ]);
+  one(db, STATUS_QUEUES_SQL, [tenant, f.queue ?? null, f.namespace ?? null, f.task ?? null, page.limit, page.offset]);
 
 export async function describeQueueStatus(db: Queryable, { tenant }: TenantContext, queue: string) {
   const detail = await one<Json | null>(db, 'SELECT queen.dashboard_status_queue(p_tenant => $1, p_queue => $2) AS j', [tenant, queue]);
@@ -74,12 +86,12 @@ export async function describeQueueStatus(db: Queryable, { tenant }: TenantConte
 }
 
 export const readStatusAnalytics = (db: Queryable, { tenant }: TenantContext, { window: w, filter: f, interval }: AnalyticsRequest) =>
-  one(db, ANALYTICS_SQL, [
-    tenant, w.from ?? null, w.to ?? null, f.queue ?? null, f.namespace ?? null, f.task ?? null, interval,
-  ]);
+  one(db, ANALYTICS_SQL, [tenant, w.from ?? null, w.to ?? null, f.queue ?? null, f.namespace ?? null, f.task ?? null, interval]);
 
-const windowed = (sql: string) => (db: Queryable, { tenant }: TenantContext, { window: w, queue }: SeriesRequest) =>
-  one(db, sql, [tenant, w.from ?? null, w.to ?? null, queue ?? null]);
+const windowed =
+  (sql: string) =>
+  (db: Queryable, { tenant }: TenantContext, { window: w, queue }: SeriesRequest) =>
+    one(db, sql, [tenant, w.from ?? null, w.to ?? null, queue ?? null]);
 const WINDOW_ARGS = 'p_tenant => $1, p_from => $2::timestamptz, p_to => $3::timestamptz, p_queue => $4';
 
 export const readQueueOps = windowed(`SELECT queen.analytics_queue_ops(${WINDOW_ARGS}) AS j`);
@@ -93,7 +105,8 @@ export const readWorkerMetrics = (db: Queryable, { tenant }: TenantContext, w: S
     w.to ?? null,
   ]);
 
-const NO_PROCESSES = 'no long-lived server processes: CPU, memory, connection-pool and long-poll series do not apply to a serverless deployment';
+const NO_PROCESSES =
+  'no long-lived server processes: CPU, memory, connection-pool and long-poll series do not apply to a serverless deployment';
 
 const windowRange = (db: Queryable, w: StatsWindow) =>
   one<{ timeRange: { from: string; to: string }; bucketMinutes: number }>(
@@ -105,7 +118,13 @@ const windowRange = (db: Queryable, w: StatsWindow) =>
 
 /** Queen's per-replica process series: a serverless deployment has none, and says so. */
 export async function readSystemMetrics(db: Queryable, w: StatsWindow) {
-  return { ...(await windowRange(db, w)), replicas: [], replicaCount: 0, pointCount: 0, deployment: { kind: 'serverless', note: NO_PROCESSES } };
+  return {
+    ...(await windowRange(db, w)),
+    replicas: [],
+    replicaCount: 0,
+    pointCount: 0,
+    deployment: { kind: 'serverless', note: NO_PROCESSES },
+  };
 }
 
 /** Long-polls parked per replica: a long-poll lives inside one function invocation and nothing tracks it. */

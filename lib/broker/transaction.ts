@@ -74,7 +74,15 @@ function inOperationOrder(ops: readonly Operation[], pushed: PushResult[], acked
     for (let i = 0; i < op.items.length; i++) {
       if (op.type === 'push') {
         const r = pushed[p++]!;
-        out.push({ ...r, index: out.length, type: 'push', success: true, transactionId: r.transaction_id, messageId: r.message_id, partitionId: r.partition_id });
+        out.push({
+          ...r,
+          index: out.length,
+          type: 'push',
+          success: true,
+          transactionId: r.transaction_id,
+          messageId: r.message_id,
+          partitionId: r.partition_id,
+        });
       } else {
         out.push({ ...acked[a++]!, index: out.length, type: 'ack' });
       }

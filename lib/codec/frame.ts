@@ -147,17 +147,11 @@ function corrupt(at: number, what: string): CorruptSegmentError {
 }
 
 function flagsOf(f: Frame): number {
-  return (
-    (f.traceId !== null ? FLAG_TRACE_ID : 0) |
-    (f.producerSub !== null ? FLAG_PRODUCER_SUB : 0) |
-    (f.encrypted ? FLAG_ENCRYPTED : 0)
-  );
+  return (f.traceId !== null ? FLAG_TRACE_ID : 0) | (f.producerSub !== null ? FLAG_PRODUCER_SUB : 0) | (f.encrypted ? FLAG_ENCRYPTED : 0);
 }
 
 function measureBody(f: Frame, txnLen: number, psubLen: number): number {
-  return (
-    MIN_BODY_BYTES + (f.traceId !== null ? ID_BYTES : 0) + txnLen + (psubLen >= 0 ? 2 + psubLen : 0) + f.payload.length
-  );
+  return MIN_BODY_BYTES + (f.traceId !== null ? ID_BYTES : 0) + txnLen + (psubLen >= 0 ? 2 + psubLen : 0) + f.payload.length;
 }
 
 function checkId(field: string, id: Uint8Array): void {

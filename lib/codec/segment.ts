@@ -2,7 +2,15 @@ import { decompress as decompressJs } from 'fzstd';
 import { CorruptSegmentError, InvalidFrameError } from './errors.js';
 import { locateFrames, packFrames, readFrame, type Frame } from './frame.js';
 import { ensureZstd, getZstd } from './zstd.js';
-import { addContentChecksum, checkChecksumPlacement, RAW_FRAME_MAX, rawContent, rawFrame, readFrameLayout, verifyContentChecksum } from './zstd-frame.js';
+import {
+  addContentChecksum,
+  checkChecksumPlacement,
+  RAW_FRAME_MAX,
+  rawContent,
+  rawFrame,
+  readFrameLayout,
+  verifyContentChecksum,
+} from './zstd-frame.js';
 
 /**
  * QUEEN_V2_ZSTD_LEVEL when unset; callers read the environment, the codec does not. Level 1, not
@@ -49,13 +57,7 @@ export async function encodeSegment(frames: readonly Frame[], level: number = DE
  * Pass expectedCount (end_offset - base_offset + 1) to reject a blob holding a different
  * number of frames than its row claims.
  */
-export function decodeSegment(
-  blob: Uint8Array,
-  baseOffset: number,
-  from: number,
-  to: number,
-  expectedCount?: number,
-): DecodedMessage[] {
+export function decodeSegment(blob: Uint8Array, baseOffset: number, from: number, to: number, expectedCount?: number): DecodedMessage[] {
   checkOffset('baseOffset', baseOffset);
   checkOffset('from', from);
   checkOffset('to', to);

@@ -39,7 +39,8 @@ const BLOCK = STRIPE * STRIPES_PER_BLOCK;
 
 function accumulateStripe(b: Uint8Array, p: number, s: number): void {
   for (let i = 0; i < 8; i++) {
-    const vLo = readLE32(b, p + 8 * i), vHi = readLE32(b, p + 8 * i + 4);
+    const vLo = readLE32(b, p + 8 * i),
+      vHi = readLE32(b, p + 8 * i + 4);
     const kLo = (vLo ^ SECRET_U32[s + 8 * i]!) >>> 0;
     const kHi = (vHi ^ SECRET_U32[s + 8 * i + 4]!) >>> 0;
     const j = i ^ 1;
@@ -64,9 +65,11 @@ function scrambleAcc(s: number): void {
 }
 
 function mergeAccs(s: number, startHi: number, startLo: number): void {
-  let hi = startHi, lo = startLo;
+  let hi = startHi,
+    lo = startLo;
   for (let i = 0; i < 4; i++) {
-    const a = 2 * i, t = s + 16 * i;
+    const a = 2 * i,
+      t = s + 16 * i;
     mulFold64(
       (accHi[a]! ^ SECRET_U32[t + 4]!) >>> 0,
       (accLo[a]! ^ SECRET_U32[t]!) >>> 0,
@@ -74,7 +77,8 @@ function mergeAccs(s: number, startHi: number, startLo: number): void {
       (accLo[a + 1]! ^ SECRET_U32[t + 8]!) >>> 0,
     );
     add64(hi, lo, R[HI], R[LO]);
-    hi = R[HI]; lo = R[LO];
+    hi = R[HI];
+    lo = R[LO];
   }
   avalancheXxh3(hi, lo);
 }
@@ -93,7 +97,8 @@ export function hashLong(b: Uint8Array, len: number): void {
   // Spec offsets: SECRET_LASTACC_START 7 for the last stripe, SECRET_MERGEACCS_START 11.
   accumulateStripe(b, len - STRIPE, SECRET_SIZE - STRIPE - 7);
 
-  const lenHi = Math.floor(len / TWO_32), lenLo = len >>> 0;
+  const lenHi = Math.floor(len / TWO_32),
+    lenLo = len >>> 0;
   mul64(lenHi, lenLo, P64_1_HI, P64_1_LO);
   mergeAccs(11, R[HI], R[LO]);
   storeLow();

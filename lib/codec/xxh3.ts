@@ -66,4 +66,3 @@ export function hashTransactionIds(ids: readonly string[]): Uint8Array {
   }
   return out;
 }
-

@@ -3,13 +3,14 @@
 // same arithmetic: a 64-bit value is a pair of uint32 numbers (hi, lo), see xxh3-core.ts.
 import { XXH3_CORE } from './xxh3-core.js';
 
-const { add64, avalancheXxh64, HI, LO, mul64, mulHi32, P64_1_HI, P64_1_LO, P64_2_HI, P64_2_LO, R, readLE32, TWO_32 } =
-  XXH3_CORE;
+const { add64, avalancheXxh64, HI, LO, mul64, mulHi32, P64_1_HI, P64_1_LO, P64_2_HI, P64_2_LO, R, readLE32, TWO_32 } = XXH3_CORE;
 const { P64_3_HI, P64_3_LO, P64_4_HI, P64_4_LO, P64_5_HI, P64_5_LO } = XXH3_CORE;
 
 const INV_16 = 1 / 0x10000;
-const P1_LO_L = P64_1_LO & 0xffff, P1_LO_H = P64_1_LO >>> 16;
-const P2_LO_L = P64_2_LO & 0xffff, P2_LO_H = P64_2_LO >>> 16;
+const P1_LO_L = P64_1_LO & 0xffff,
+  P1_LO_H = P64_1_LO >>> 16;
+const P2_LO_L = P64_2_LO & 0xffff,
+  P2_LO_H = P64_2_LO >>> 16;
 const LITTLE_ENDIAN = new Uint8Array(Uint32Array.of(1).buffer)[0] === 1;
 
 // The four accumulators (hi, lo) the stripe loop leaves for convergeStripes.
@@ -29,51 +30,86 @@ function readWords(b: Uint8Array, words: number): Uint32Array {
 function stripes(w: Uint32Array, words: number): void {
   let ah = (P64_1_HI + P64_2_HI + (P64_1_LO + P64_2_LO >= TWO_32 ? 1 : 0)) >>> 0;
   let al = (P64_1_LO + P64_2_LO) >>> 0;
-  let bh = P64_2_HI, bl = P64_2_LO, ch = 0, cl = 0;
+  let bh = P64_2_HI,
+    bl = P64_2_LO,
+    ch = 0,
+    cl = 0;
   // 0 - PRIME64_1: no carry into the high half since its low half is not 0.
   let dh = ~P64_1_HI >>> 0;
   let dl = (TWO_32 - P64_1_LO) >>> 0;
   let x, y, mLo, mHi, sum, hi, lo, rHi, rLo;
   for (let i = 0; i < words; i += 8) {
-    x = w[i]!; y = w[i + 1]!;
+    x = w[i]!;
+    y = w[i + 1]!;
     mLo = Math.imul(x, P64_2_LO) >>> 0;
     mHi = Math.floor((x * P2_LO_H + Math.floor(x * P2_LO_L * INV_16)) * INV_16) + Math.imul(x, P64_2_HI) + Math.imul(y, P64_2_LO);
-    sum = al + mLo; lo = sum >>> 0; hi = (ah + mHi + (sum >= TWO_32 ? 1 : 0)) >>> 0;
-    rHi = ((hi << 31) | (lo >>> 1)) >>> 0; rLo = ((lo << 31) | (hi >>> 1)) >>> 0;
+    sum = al + mLo;
+    lo = sum >>> 0;
+    hi = (ah + mHi + (sum >= TWO_32 ? 1 : 0)) >>> 0;
+    rHi = ((hi << 31) | (lo >>> 1)) >>> 0;
+    rLo = ((lo << 31) | (hi >>> 1)) >>> 0;
     al = Math.imul(rLo, P64_1_LO) >>> 0;
-    ah = (Math.floor((rLo * P1_LO_H + Math.floor(rLo * P1_LO_L * INV_16)) * INV_16) + Math.imul(rLo, P64_1_HI) + Math.imul(rHi, P64_1_LO)) >>> 0;
+    ah =
+      (Math.floor((rLo * P1_LO_H + Math.floor(rLo * P1_LO_L * INV_16)) * INV_16) + Math.imul(rLo, P64_1_HI) + Math.imul(rHi, P64_1_LO)) >>>
+      0;
 
-    x = w[i + 2]!; y = w[i + 3]!;
+    x = w[i + 2]!;
+    y = w[i + 3]!;
     mLo = Math.imul(x, P64_2_LO) >>> 0;
     mHi = Math.floor((x * P2_LO_H + Math.floor(x * P2_LO_L * INV_16)) * INV_16) + Math.imul(x, P64_2_HI) + Math.imul(y, P64_2_LO);
-    sum = bl + mLo; lo = sum >>> 0; hi = (bh + mHi + (sum >= TWO_32 ? 1 : 0)) >>> 0;
-    rHi = ((hi << 31) | (lo >>> 1)) >>> 0; rLo = ((lo << 31) | (hi >>> 1)) >>> 0;
+    sum = bl + mLo;
+    lo = sum >>> 0;
+    hi = (bh + mHi + (sum >= TWO_32 ? 1 : 0)) >>> 0;
+    rHi = ((hi << 31) | (lo >>> 1)) >>> 0;
+    rLo = ((lo << 31) | (hi >>> 1)) >>> 0;
     bl = Math.imul(rLo, P64_1_LO) >>> 0;
-    bh = (Math.floor((rLo * P1_LO_H + Math.floor(rLo * P1_LO_L * INV_16)) * INV_16) + Math.imul(rLo, P64_1_HI) + Math.imul(rHi, P64_1_LO)) >>> 0;
+    bh =
+      (Math.floor((rLo * P1_LO_H + Math.floor(rLo * P1_LO_L * INV_16)) * INV_16) + Math.imul(rLo, P64_1_HI) + Math.imul(rHi, P64_1_LO)) >>>
+      0;
 
-    x = w[i + 4]!; y = w[i + 5]!;
+    x = w[i + 4]!;
+    y = w[i + 5]!;
     mLo = Math.imul(x, P64_2_LO) >>> 0;
     mHi = Math.floor((x * P2_LO_H + Math.floor(x * P2_LO_L * INV_16)) * INV_16) + Math.imul(x, P64_2_HI) + Math.imul(y, P64_2_LO);
-    sum = cl + mLo; lo = sum >>> 0; hi = (ch + mHi + (sum >= TWO_32 ? 1 : 0)) >>> 0;
-    rHi = ((hi << 31) | (lo >>> 1)) >>> 0; rLo = ((lo << 31) | (hi >>> 1)) >>> 0;
+    sum = cl + mLo;
+    lo = sum >>> 0;
+    hi = (ch + mHi + (sum >= TWO_32 ? 1 : 0)) >>> 0;
+    rHi = ((hi << 31) | (lo >>> 1)) >>> 0;
+    rLo = ((lo << 31) | (hi >>> 1)) >>> 0;
     cl = Math.imul(rLo, P64_1_LO) >>> 0;
-    ch = (Math.floor((rLo * P1_LO_H + Math.floor(rLo * P1_LO_L * INV_16)) * INV_16) + Math.imul(rLo, P64_1_HI) + Math.imul(rHi, P64_1_LO)) >>> 0;
+    ch =
+      (Math.floor((rLo * P1_LO_H + Math.floor(rLo * P1_LO_L * INV_16)) * INV_16) + Math.imul(rLo, P64_1_HI) + Math.imul(rHi, P64_1_LO)) >>>
+      0;
 
-    x = w[i + 6]!; y = w[i + 7]!;
+    x = w[i + 6]!;
+    y = w[i + 7]!;
     mLo = Math.imul(x, P64_2_LO) >>> 0;
     mHi = Math.floor((x * P2_LO_H + Math.floor(x * P2_LO_L * INV_16)) * INV_16) + Math.imul(x, P64_2_HI) + Math.imul(y, P64_2_LO);
-    sum = dl + mLo; lo = sum >>> 0; hi = (dh + mHi + (sum >= TWO_32 ? 1 : 0)) >>> 0;
-    rHi = ((hi << 31) | (lo >>> 1)) >>> 0; rLo = ((lo << 31) | (hi >>> 1)) >>> 0;
+    sum = dl + mLo;
+    lo = sum >>> 0;
+    hi = (dh + mHi + (sum >= TWO_32 ? 1 : 0)) >>> 0;
+    rHi = ((hi << 31) | (lo >>> 1)) >>> 0;
+    rLo = ((lo << 31) | (hi >>> 1)) >>> 0;
     dl = Math.imul(rLo, P64_1_LO) >>> 0;
-    dh = (Math.floor((rLo * P1_LO_H + Math.floor(rLo * P1_LO_L * INV_16)) * INV_16) + Math.imul(rLo, P64_1_HI) + Math.imul(rHi, P64_1_LO)) >>> 0;
+    dh =
+      (Math.floor((rLo * P1_LO_H + Math.floor(rLo * P1_LO_L * INV_16)) * INV_16) + Math.imul(rLo, P64_1_HI) + Math.imul(rHi, P64_1_LO)) >>>
+      0;
   }
-  V[0] = ah; V[1] = al; V[2] = bh; V[3] = bl; V[4] = ch; V[5] = cl; V[6] = dh; V[7] = dl;
+  V[0] = ah;
+  V[1] = al;
+  V[2] = bh;
+  V[3] = bl;
+  V[4] = ch;
+  V[5] = cl;
+  V[6] = dh;
+  V[7] = dl;
 }
 
 // round(0, input) into R[HI], R[LO].
 function roundZero(inHi: number, inLo: number): void {
   mul64(inHi, inLo, P64_2_HI, P64_2_LO);
-  const hi = R[HI], lo = R[LO];
+  const hi = R[HI],
+    lo = R[LO];
   mul64(((hi << 31) | (lo >>> 1)) >>> 0, ((lo << 31) | (hi >>> 1)) >>> 0, P64_1_HI, P64_1_LO);
 }
 
@@ -96,8 +132,13 @@ function rotl(hi: number, lo: number, r: number): void {
 
 function convergeStripes(): void {
   rotl(V[0]!, V[1]!, 1);
-  let hHi = R[HI], hLo = R[LO];
-  for (const [k, r] of [[2, 7], [4, 12], [6, 18]] as const) {
+  let hHi = R[HI],
+    hLo = R[LO];
+  for (const [k, r] of [
+    [2, 7],
+    [4, 12],
+    [6, 18],
+  ] as const) {
     rotl(V[k]!, V[k + 1]!, r);
     add64(hHi, hLo, R[HI], R[LO]);
     hHi = R[HI];
@@ -123,7 +164,8 @@ function hash(b: Uint8Array): void {
     R[LO] = P64_5_LO;
   }
   add64(R[HI], R[LO], Math.floor(len / TWO_32), len >>> 0);
-  let hHi = R[HI], hLo = R[LO];
+  let hHi = R[HI],
+    hLo = R[LO];
   for (; p + 8 <= len; p += 8) {
     roundZero(readLE32(b, p + 4), readLE32(b, p));
     rotlMul((hHi ^ R[HI]) >>> 0, (hLo ^ R[LO]) >>> 0, 27, P64_1_HI, P64_1_LO);

@@ -44,7 +44,12 @@ export function readFrameLayout(blob: Uint8Array, maxContentSize: number): Frame
   if (contentSize > maxContentSize) {
     throw new CorruptSegmentError(`zstd frame header claims ${contentSize} bytes, more than ${maxContentSize}`);
   }
-  return { contentSize, hasChecksum: (descriptor & CHECKSUM_FLAG) !== 0, blocksEnd: findBlocksEnd(blob, at + fcsBytes), firstBlock: at + fcsBytes };
+  return {
+    contentSize,
+    hasChecksum: (descriptor & CHECKSUM_FLAG) !== 0,
+    blocksEnd: findBlocksEnd(blob, at + fcsBytes),
+    firstBlock: at + fcsBytes,
+  };
 }
 
 // Block_Header: 3 bytes little-endian, Last_Block (1 bit), Block_Type (2), Block_Size (21).
@@ -94,9 +99,7 @@ export function verifyContentChecksum(blob: Uint8Array, layout: FrameLayout, con
   const stored = readLE32(blob, layout.blocksEnd);
   const actual = xxh64Low32(content);
   if (stored !== actual) {
-    throw new CorruptSegmentError(
-      `zstd content checksum is ${hex(stored)} but the decompressed content hashes to ${hex(actual)}`,
-    );
+    throw new CorruptSegmentError(`zstd content checksum is ${hex(stored)} but the decompressed content hashes to ${hex(actual)}`);
   }
 }
 
@@ -113,7 +116,8 @@ export const RAW_FRAME_MAX = 255;
  * does not cost back, and skipping the compressor is most of a single-message push's zstd time.
  */
 export function rawFrame(content: Uint8Array): Uint8Array {
-  if (content.length === 0 || content.length > RAW_FRAME_MAX) throw new RangeError(`rawFrame holds 1..${RAW_FRAME_MAX} bytes, got ${content.length}`);
+  if (content.length === 0 || content.length > RAW_FRAME_MAX)
+    throw new RangeError(`rawFrame holds 1..${RAW_FRAME_MAX} bytes, got ${content.length}`);
   const n = content.length;
   const out = new Uint8Array(9 + n + CHECKSUM_BYTES);
   out.set([0x28, 0xb5, 0x2f, 0xfd, 0x20 | CHECKSUM_FLAG, n]);

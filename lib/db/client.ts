@@ -55,9 +55,7 @@ export function observe(db: Database, log: StatementLog): Database {
     query: wrap(db).query,
     transaction: (fn) => {
       log.statements.push('BEGIN');
-      return db
-        .transaction((tx) => fn(wrap(tx)))
-        .finally(() => log.statements.push('COMMIT'));
+      return db.transaction((tx) => fn(wrap(tx))).finally(() => log.statements.push('COMMIT'));
     },
     close: () => db.close(),
   };

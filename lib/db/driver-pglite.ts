@@ -56,8 +56,6 @@ export async function connectPglite(options: ConnectOptions): Promise<PgliteData
 // plain Uint8Arrays.
 function normalizeParams(params?: readonly unknown[]): unknown[] | undefined {
   return params?.map((p) =>
-    p instanceof Uint8Array && p.constructor !== Uint8Array
-      ? new Uint8Array(p.buffer, p.byteOffset, p.byteLength)
-      : p,
+    p instanceof Uint8Array && p.constructor !== Uint8Array ? new Uint8Array(p.buffer, p.byteOffset, p.byteLength) : p,
   );
 }

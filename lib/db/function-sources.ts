@@ -83,7 +83,13 @@ export function splitStatements(text: string): string[] {
       start = i;
     } else i++;
   }
-  if (text.slice(start).replace(/--[^\n]*/g, '').trim()) out.push(text.slice(start));
+  if (
+    text
+      .slice(start)
+      .replace(/--[^\n]*/g, '')
+      .trim()
+  )
+    out.push(text.slice(start));
   return out.map((s) => s.replace(/^\s*\n/, '').trimEnd()).filter((s) => s.replace(/--[^\n]*/g, '').trim());
 }
 

@@ -24,7 +24,11 @@ const TABLES_SINCE_A107141 = [
 ];
 
 /** `applied` are this version's files at the positions the database has applied. */
-export async function repairSuperseded(tx: Queryable, stale: MigrationCheck<MigrationFile>['stale'], applied: readonly MigrationFile[]): Promise<void> {
+export async function repairSuperseded(
+  tx: Queryable,
+  stale: MigrationCheck<MigrationFile>['stale'],
+  applied: readonly MigrationFile[],
+): Promise<void> {
   if (stale.length === 0) return;
   const functions = await tx.query<{ f: string }>(
     "SELECT p.oid::regprocedure::text AS f FROM pg_proc p WHERE p.pronamespace = 'queen'::regnamespace ORDER BY 1",

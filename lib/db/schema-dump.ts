@@ -28,7 +28,15 @@ export async function dumpSchema(db: Database, options: DumpOptions = {}, schema
         WHERE c.relnamespace = $1::regnamespace AND c.relkind IN ('r', 'p') ORDER BY c.relname`,
       [schema],
     );
-    const columns = await tx.query<{ rel: string; col: string; type: string; notnull: boolean; def: string | null; identity: string; storage: string | null }>(
+    const columns = await tx.query<{
+      rel: string;
+      col: string;
+      type: string;
+      notnull: boolean;
+      def: string | null;
+      identity: string;
+      storage: string | null;
+    }>(
       `SELECT a.attrelid::regclass::text AS rel, quote_ident(a.attname) AS col, format_type(a.atttypid, a.atttypmod) AS type,
               a.attnotnull AS notnull, pg_get_expr(d.adbin, d.adrelid) AS def, a.attidentity::text AS identity,
               CASE WHEN a.attstorage <> t.typstorage THEN a.attstorage::text END AS storage

@@ -70,7 +70,9 @@ export const logPartitions = queen.table(
       .notNull()
       .references(() => queues.id, { onDelete: 'cascade' }),
     name: text('name').notNull().default('Default'),
-    lastOffset: offset('last_offset').notNull().default(sql`-1`),
+    lastOffset: offset('last_offset')
+      .notNull()
+      .default(sql`-1`),
     logStart: offset('log_start').notNull().default(0),
     txnsStart: offset('txns_start').notNull().default(0),
     lastWriteAt: instant('last_write_at').notNull().defaultNow(),
@@ -119,7 +121,9 @@ export const logConsumers = queen.table(
       .notNull()
       .references(() => logPartitions.id, { onDelete: 'cascade' }),
     consumerGroup: text('consumer_group').notNull(),
-    committed: offset('committed').notNull().default(sql`-1`),
+    committed: offset('committed')
+      .notNull()
+      .default(sql`-1`),
     batchEnd: offset('batch_end'),
     workerId: text('worker_id'),
     leaseExpiresAt: instant('lease_expires_at'),
@@ -167,9 +171,7 @@ export const consumerSubscriptions = queen.table(
     // discovery candidates.
     scannedAt: instant('scanned_at'),
   },
-  (t) => [
-    primaryKey({ name: 'consumer_subscriptions_pk', columns: [t.queueId, t.consumerGroup] }),
-  ],
+  (t) => [primaryKey({ name: 'consumer_subscriptions_pk', columns: [t.queueId, t.consumerGroup] })],
 );
 
 export const logDlq = queen.table(
@@ -342,7 +344,9 @@ export const subscriptions = queen.table(
   (t) => [
     uniqueIndex('subscriptions_queue_name_uk').on(t.queueId, t.name),
     index('idx_subscriptions_tenant_queue').on(t.tenantId, t.queueId),
-    index('idx_subscriptions_active').on(t.queueId).where(sql`state = 'active'`),
+    index('idx_subscriptions_active')
+      .on(t.queueId)
+      .where(sql`state = 'active'`),
     check('subscriptions_state_check', sql`state IN ('active', 'paused')`),
   ],
 );
@@ -389,6 +393,8 @@ export const subscriptionPartitions = queen.table(
   },
   (t) => [
     primaryKey({ name: 'subscription_partitions_pk', columns: [t.subscriptionId, t.partitionId] }),
-    index('idx_subscription_partitions_in_flight').on(t.subscriptionId).where(sql`lease_until IS NOT NULL`),
+    index('idx_subscription_partitions_in_flight')
+      .on(t.subscriptionId)
+      .where(sql`lease_until IS NOT NULL`),
   ],
 );

@@ -64,7 +64,9 @@ export function buildApp(functions: QueenFunction[], options: AppOptions): Hono<
 
   for (const fn of functions) fn.routes(app);
 
-  app.notFound((c) => c.json({ error: `No route ${c.req.method} ${c.req.path}; see docs/api.md for the routes.`, code: 'route_not_found' }, 404));
+  app.notFound((c) =>
+    c.json({ error: `No route ${c.req.method} ${c.req.path}; see docs/api.md for the routes.`, code: 'route_not_found' }, 404),
+  );
   app.onError((err, c) => {
     const { status, body, headers } = errorResponse(err, `${c.req.method} ${c.req.path}`, log);
     return c.json(body, status, headers);

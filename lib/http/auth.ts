@@ -67,7 +67,10 @@ async function verifyToken(token: string, config: Config): Promise<JWTPayload> {
   const options = { issuer, audience, clockTolerance: CLOCK_TOLERANCE_S };
   try {
     if (useSecret) {
-      if (!secret) throw invalidToken(`its algorithm ${String(alg)} is not accepted; this deployment verifies ${JWKS_ALGORITHMS.join('/')} tokens from JWT_JWKS_URL`);
+      if (!secret)
+        throw invalidToken(
+          `its algorithm ${String(alg)} is not accepted; this deployment verifies ${JWKS_ALGORITHMS.join('/')} tokens from JWT_JWKS_URL`,
+        );
       const { payload } = await jwtVerify(token, secretKey(secret), { ...options, algorithms: SECRET_ALGORITHMS });
       return payload;
     }
@@ -84,7 +87,8 @@ function toAuthError(err: unknown, useSecret: boolean): QueenError {
     return new QueenError(401, 'token_expired', 'The token has expired; get a new one from your identity provider.');
   }
   if (err instanceof errors.JWTClaimValidationFailed) {
-    if (err.claim === 'nbf') return new QueenError(401, 'token_not_yet_valid', 'The token is not valid yet (nbf is in the future); check the issuer\'s clock.');
+    if (err.claim === 'nbf')
+      return new QueenError(401, 'token_not_yet_valid', "The token is not valid yet (nbf is in the future); check the issuer's clock.");
     if (err.claim === 'iss') return invalidToken('its issuer (iss) is not the one this deployment trusts (JWT_ISSUER)');
     if (err.claim === 'aud') return invalidToken('its audience (aud) does not include this deployment (JWT_AUDIENCE)');
     return invalidToken(`its ${err.claim} claim is invalid`);
@@ -135,7 +139,11 @@ function readRole(payload: JWTPayload): Role {
     if (rank > best) best = rank;
   }
   if (best < 0) {
-    throw new QueenError(403, 'forbidden', `Your token carries no Queen role; add a "role" claim (or "roles" array) with one of: ${ROLES.join(', ')}.`);
+    throw new QueenError(
+      403,
+      'forbidden',
+      `Your token carries no Queen role; add a "role" claim (or "roles" array) with one of: ${ROLES.join(', ')}.`,
+    );
   }
   return ROLES[best]!;
 }

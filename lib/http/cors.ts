@@ -13,7 +13,11 @@ export function corsMiddleware(origins: '*' | readonly string[]): MiddlewareHand
     const allow = listed === null ? '*' : origin !== undefined && listed.has(origin) ? origin : null;
     if (c.req.method === 'OPTIONS' && c.req.header('access-control-request-method')) {
       // A preflight from an origin not listed gets no Allow-Origin: the browser then refuses.
-      const headers: Record<string, string> = { 'Access-Control-Allow-Methods': ALLOW_METHODS, 'Access-Control-Allow-Headers': ALLOW_HEADERS, 'Access-Control-Max-Age': '86400' };
+      const headers: Record<string, string> = {
+        'Access-Control-Allow-Methods': ALLOW_METHODS,
+        'Access-Control-Allow-Headers': ALLOW_HEADERS,
+        'Access-Control-Max-Age': '86400',
+      };
       if (allow) headers['Access-Control-Allow-Origin'] = allow;
       if (listed) headers.Vary = 'Origin';
       return c.body(null, 204, headers);

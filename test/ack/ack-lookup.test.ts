@@ -44,7 +44,13 @@ describe('repeated transactionIds across segments', () => {
   const partitionId = () => pid;
 
   it('resolve to the lowest offset after the cursor, however many ids one call carries', async () => {
-    pid = String((await db().query<{ id: string }>(`SELECT id FROM queen.log_partitions WHERE name = 'p' AND queue_id = (SELECT id FROM queen.queues WHERE name = 'rep')`))[0]!.id);
+    pid = String(
+      (
+        await db().query<{ id: string }>(
+          `SELECT id FROM queen.log_partitions WHERE name = 'p' AND queue_id = (SELECT id FROM queen.queues WHERE name = 'rep')`,
+        )
+      )[0]!.id,
+    );
     const range = (from: number, n: number) => Array.from({ length: n }, (_, i) => from + i);
     // 20 ids, no lease, range (−1, 1999]: the GIN index path.
     const many = await acks(range(100, 20));

@@ -51,14 +51,21 @@ describe('acks by offset', () => {
 
   it('refuse an offset past the lease, and one carrying another message of the batch', async () => {
     const body = await popTen('off-swapped');
-    const res = await b.ackBatch([byOffset(body, 1), byOffset(body, 2, { offset: 3 }), byOffset(body, 4, { offset: 10 }), byOffset(body, 5)]);
+    const res = await b.ackBatch([
+      byOffset(body, 1),
+      byOffset(body, 2, { offset: 3 }),
+      byOffset(body, 4, { offset: 10 }),
+      byOffset(body, 5),
+    ]);
     expect(res.body.map((r) => r.success)).toEqual([true, false, false, true]);
     expect(await committed('off-swapped')).toBe(5);
   });
 
   it('mix with transactionId-only items in one call', async () => {
     const body = await popTen('off-mixed');
-    const items = body.messages.map((m) => (m.offset % 2 === 0 ? byOffset(body, m.offset) : { ...byOffset(body, m.offset), offset: undefined }));
+    const items = body.messages.map((m) =>
+      m.offset % 2 === 0 ? byOffset(body, m.offset) : { ...byOffset(body, m.offset), offset: undefined },
+    );
     const res = await b.ackBatch(items.slice(0, 6));
     expect(res.body.map((r) => [r.success, r.offset])).toEqual([0, 1, 2, 3, 4, 5].map((o) => [true, o]));
     expect(await committed('off-mixed')).toBe(5);
@@ -94,7 +101,13 @@ describe('acks by offset', () => {
             d AS (DELETE FROM queen.log_txns t USING p WHERE t.partition_id = p.id AND t.end_offset < 4)
        UPDATE queen.log_partitions lp SET txns_start = 4 FROM p WHERE lp.id = p.id`,
     );
-    const res = await b.ackBatch([byOffset(body, 2), byOffset(body, 3), byOffset(body, 4), byOffset(body, 5, { transactionId: 'p-6' }), byOffset(body, 6)]);
+    const res = await b.ackBatch([
+      byOffset(body, 2),
+      byOffset(body, 3),
+      byOffset(body, 4),
+      byOffset(body, 5, { transactionId: 'p-6' }),
+      byOffset(body, 6),
+    ]);
     expect(res.body.map((r) => r.success)).toEqual([true, true, true, false, true]);
     expect(await committed('off-purged')).toBe(6);
   });

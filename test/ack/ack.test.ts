@@ -32,13 +32,41 @@ describe('ack of completed messages', () => {
     const body = await popFive('done');
     const log: StatementLog = { statements: [] };
     const { call } = testClient(observe(db(), log));
-    const res = await call<AckResult[]>('POST', '/api/v1/ack/batch', { acknowledgments: [0, 1, 2, 3, 4].map((o) => item(body, o, 'completed')) });
+    const res = await call<AckResult[]>('POST', '/api/v1/ack/batch', {
+      acknowledgments: [0, 1, 2, 3, 4].map((o) => item(body, o, 'completed')),
+    });
     expect(log.statements).toHaveLength(1);
-    const last: AckResult = { index: 4, transactionId: 'p-4', success: true, error: null, queueName: 'done', partitionName: 'p', leaseReleased: true, dlq: false, committed: true, offset: 4 };
+    const last: AckResult = {
+      index: 4,
+      transactionId: 'p-4',
+      success: true,
+      error: null,
+      queueName: 'done',
+      partitionName: 'p',
+      leaseReleased: true,
+      dlq: false,
+      committed: true,
+      offset: 4,
+    };
     expect(res.body[4]).toEqual(last);
     // The optional keys (skipped, alreadyCommitted) appear only when they apply.
-    const required = ['index', 'transactionId', 'success', 'error', 'queueName', 'partitionName', 'leaseReleased', 'dlq', 'committed', 'offset', 'skipped', 'alreadyCommitted'] as const;
-    expect(Object.keys(res.body[4]!).sort()).toEqual(wireKeys<AckResult>()(required).filter((k) => k !== 'skipped' && k !== 'alreadyCommitted'));
+    const required = [
+      'index',
+      'transactionId',
+      'success',
+      'error',
+      'queueName',
+      'partitionName',
+      'leaseReleased',
+      'dlq',
+      'committed',
+      'offset',
+      'skipped',
+      'alreadyCommitted',
+    ] as const;
+    expect(Object.keys(res.body[4]!).sort()).toEqual(
+      wireKeys<AckResult>()(required).filter((k) => k !== 'skipped' && k !== 'alreadyCommitted'),
+    );
     const c = await cursor(db(), 'done', 'p');
     expect([Number(c.committed), c.batch_end, c.worker_id]).toEqual([4, null, null]);
   });
@@ -82,7 +110,13 @@ describe('ack of completed messages', () => {
 
   it('acks items of several partitions and groups in one call, each cursor on its own, answering in request order', async () => {
     for (const p of ['a', 'b']) await b.pushNumbered('mixed', p, 2);
-    const pops = await Promise.all([['a', 'g1'], ['b', 'g1'], ['a', 'g2']].map(([p, g]) => b.popQueue('mixed', { batch: 2, consumerGroup: g! }, p)));
+    const pops = await Promise.all(
+      [
+        ['a', 'g1'],
+        ['b', 'g1'],
+        ['a', 'g2'],
+      ].map(([p, g]) => b.popQueue('mixed', { batch: 2, consumerGroup: g! }, p)),
+    );
     const [a1, b1, a2] = pops.map((r) => r.body as PopBody);
     const res = await b.ackBatch([
       { ...item(b1!, 1, 'completed'), consumerGroup: 'g1' },
@@ -91,7 +125,10 @@ describe('ack of completed messages', () => {
       { ...item(a1!, 0, 'completed'), consumerGroup: 'g1' },
     ]);
     expect(res.body.map((r) => [r.index, r.transactionId, r.success, r.committed])).toEqual([
-      [0, 'b-1', true, true], [1, 'a-0', true, true], [2, 'a-1', true, false], [3, 'a-0', true, true],
+      [0, 'b-1', true, true],
+      [1, 'a-0', true, true],
+      [2, 'a-1', true, false],
+      [3, 'a-0', true, true],
     ]);
     const committedOf = async (p: string, g: string) => Number((await cursor(db(), 'mixed', p, g)).committed);
     expect([await committedOf('a', 'g1'), await committedOf('b', 'g1'), await committedOf('a', 'g2')]).toEqual([0, 1, 0]);
@@ -99,10 +136,9 @@ describe('ack of completed messages', () => {
 
   it('finds a transactionId whose sidecar hash was purged by decoding the leased segment', async () => {
     const body = await popFive('purged');
-    await db().query(
-      `DELETE FROM queen.log_txns t USING queen.log_partitions p WHERE p.id = t.partition_id AND p.id = $1`,
-      [body.partitionId],
-    );
+    await db().query(`DELETE FROM queen.log_txns t USING queen.log_partitions p WHERE p.id = t.partition_id AND p.id = $1`, [
+      body.partitionId,
+    ]);
     await db().query(`UPDATE queen.log_partitions SET txns_start = 5 WHERE id = $1`, [body.partitionId]);
     const res = await b.ackBatch([item(body, 3, 'completed'), { ...item(body, 0, 'completed'), transactionId: 'never-pushed' }]);
     expect(res.body[0]).toMatchObject({ success: true, offset: 3 });
@@ -114,7 +150,13 @@ describe('ack of completed messages', () => {
 describe('the clamp and the lowest signal', () => {
   it('clamps completed acks below the lowest failure and redelivers everything after it', async () => {
     const body = await popFive('clamp');
-    const res = await b.ackBatch([item(body, 0, 'completed'), item(body, 1, 'completed'), item(body, 2, 'failed'), item(body, 3, 'completed'), item(body, 4, 'completed')]);
+    const res = await b.ackBatch([
+      item(body, 0, 'completed'),
+      item(body, 1, 'completed'),
+      item(body, 2, 'failed'),
+      item(body, 3, 'completed'),
+      item(body, 4, 'completed'),
+    ]);
     expect(res.body.map((r) => r.committed)).toEqual([true, true, false, false, false]);
     expect(res.body.every((r) => r.success && r.leaseReleased)).toBe(true);
     const c = await cursor(db(), 'clamp', 'p');
@@ -159,7 +201,12 @@ describe('the clamp and the lowest signal', () => {
 describe('the retry budget and the dead-letter move', () => {
   it('gives retryLimit = N exactly N + 1 deliveries, then moves the message to the DLQ with its frame', async () => {
     await configureQueue(db(), 'budget', 'retry_limit = 2');
-    await b.call('POST', '/api/v1/push', { items: [{ queue: 'budget', partition: 'p', payload: { v: 1 }, transactionId: 't0', traceId: '0193a0f0-0000-7000-8000-000000000001' }, { queue: 'budget', partition: 'p', payload: 2, transactionId: 't1' }] });
+    await b.call('POST', '/api/v1/push', {
+      items: [
+        { queue: 'budget', partition: 'p', payload: { v: 1 }, transactionId: 't0', traceId: '0193a0f0-0000-7000-8000-000000000001' },
+        { queue: 'budget', partition: 'p', payload: 2, transactionId: 't1' },
+      ],
+    });
     await configureQueue(db(), 'budget', 'retry_limit = 2');
     let deliveries = 0;
     let last: any;
@@ -172,7 +219,14 @@ describe('the retry budget and the dead-letter move', () => {
     expect(deliveries).toBe(3);
     expect(last).toMatchObject({ success: true, dlq: true, committed: true, offset: 0 });
     const [row] = await dlqRows('budget');
-    expect(row).toMatchObject({ transaction_id: 't0', trace_id: '0193a0f0-0000-7000-8000-000000000001', error_message: 'boom 3', retry_count: 3, encrypted: false, consumer_group: '__QUEUE_MODE__' });
+    expect(row).toMatchObject({
+      transaction_id: 't0',
+      trace_id: '0193a0f0-0000-7000-8000-000000000001',
+      error_message: 'boom 3',
+      retry_count: 3,
+      encrypted: false,
+      consumer_group: '__QUEUE_MODE__',
+    });
     expect(new TextDecoder().decode(row!.payload)).toBe('{"v":1}');
     const c = await cursor(db(), 'budget', 'p');
     expect([Number(c.committed), c.batch_retry_count, c.retry_offset]).toEqual([0, 0, null]);
@@ -225,7 +279,9 @@ describe('the retry budget and the dead-letter move', () => {
     await b.ackBatch([item(body, 0, 'failed')]);
     expect((await b.pop('queue/delay')).status).toBe(204);
     expect((await b.pop('queue/delay/partition/p')).status).toBe(204);
-    await db().query(`UPDATE queen.log_consumers SET retry_not_before = now() - interval '1 second' WHERE partition_id = $1`, [body.partitionId]);
+    await db().query(`UPDATE queen.log_consumers SET retry_not_before = now() - interval '1 second' WHERE partition_id = $1`, [
+      body.partitionId,
+    ]);
     expect((await b.pop('queue/delay')).body.messages[0]!.offset).toBe(0);
   });
 });
@@ -233,7 +289,10 @@ describe('the retry budget and the dead-letter move', () => {
 describe('leases on ack', () => {
   it('answers "Invalid or expired lease" per item for a wrong or expired lease and moves nothing', async () => {
     const body = await popFive('lease');
-    const wrong = await b.ackBatch([item(body, 0, 'completed', { leaseId: '0193a0f0-0000-7000-8000-00000000dead' }), item(body, 1, 'completed')]);
+    const wrong = await b.ackBatch([
+      item(body, 0, 'completed', { leaseId: '0193a0f0-0000-7000-8000-00000000dead' }),
+      item(body, 1, 'completed'),
+    ]);
     expect(wrong.body[0]).toMatchObject({ success: false, error: expect.stringMatching(/^Invalid or expired lease: .*pop again/) });
     expect(wrong.body[1]).toMatchObject({ success: true });
     await expireLeases(db(), 'lease');
@@ -269,7 +328,10 @@ describe('leases on ack', () => {
     expect(new Date(res.body[0].expiresAt).getTime()).toBeGreaterThan(before);
     expect((await b.call('POST', '/api/v1/lease/nope/extend')).body[0]).toMatchObject({ success: false, error: 'Lease not found' });
     await expireLeases(db(), 'extend');
-    expect((await b.call('POST', `/api/v1/lease/${body.leaseId}/extend`, {})).body[0]).toMatchObject({ success: false, error: 'Lease already expired' });
+    expect((await b.call('POST', `/api/v1/lease/${body.leaseId}/extend`, {})).body[0]).toMatchObject({
+      success: false,
+      error: 'Lease already expired',
+    });
     expect((await b.call('POST', `/api/v1/lease/${body.leaseId}/extend`, { seconds: -1 })).status).toBe(400);
   });
 });
@@ -285,7 +347,12 @@ describe('bad ack input', () => {
     const res = await b.call('POST', '/api/v1/ack/batch', { acknowledgments: [item(body, 4, 'completed'), bad] });
     expect(res.status).toBe(400);
     expect(res.body.error).toMatch(/acknowledgments\[1\]/);
-    expect(Number((await db().query<{ c: string }>(`SELECT committed AS c FROM queen.log_consumers WHERE partition_id = $1`, [body.partitionId]))[0]!.c)).toBe(-1);
+    expect(
+      Number(
+        (await db().query<{ c: string }>(`SELECT committed AS c FROM queen.log_consumers WHERE partition_id = $1`, [body.partitionId]))[0]!
+          .c,
+      ),
+    ).toBe(-1);
   });
 
   it('answers 400 for a body that is not an ack', async () => {
@@ -295,20 +362,25 @@ describe('bad ack input', () => {
 
   it('answers "Message not found" for an unknown partition or another tenant\'s, saying to send what the pop returned', async () => {
     const res = await b.ackBatch([{ transactionId: 't', partitionId: '999999', status: 'completed' }]);
-    expect(res.body.map((r) => r.error)).toEqual([expect.stringMatching(/^Message not found: .*the transactionId and partitionId the pop returned/)]);
+    expect(res.body.map((r) => r.error)).toEqual([
+      expect.stringMatching(/^Message not found: .*the transactionId and partitionId the pop returned/),
+    ]);
   });
 
-  it.each(['abc', '-5', 'Default', '1.5', '', 0, -5, 1.5])('answers 400 invalid_partition_id to an ack partitionId of %j, as a URL path does', async (partitionId) => {
-    const before = await committed('by-offset');
-    for (const [path, body] of [
-      ['/api/v1/ack', { transactionId: 't', partitionId, status: 'completed' }],
-      ['/api/v1/ack/batch', { acknowledgments: [{ transactionId: 't', partitionId, status: 'completed' }] }],
-      ['/api/v1/transaction', { operations: [{ type: 'ack', transactionId: 't', partitionId, status: 'completed' }] }],
-    ] as const) {
-      const res = await b.call('POST', path, body);
-      expect([res.status, res.body.code], `${path} ${res.text}`).toEqual([400, 'invalid_partition_id']);
-    }
-    expect(await b.call('GET', `/api/v1/messages/${encodeURIComponent(String(partitionId)) || '%20'}/t`).then((r) => r.status)).toBe(400);
-    expect(await committed('by-offset')).toBe(before);
-  });
+  it.each(['abc', '-5', 'Default', '1.5', '', 0, -5, 1.5])(
+    'answers 400 invalid_partition_id to an ack partitionId of %j, as a URL path does',
+    async (partitionId) => {
+      const before = await committed('by-offset');
+      for (const [path, body] of [
+        ['/api/v1/ack', { transactionId: 't', partitionId, status: 'completed' }],
+        ['/api/v1/ack/batch', { acknowledgments: [{ transactionId: 't', partitionId, status: 'completed' }] }],
+        ['/api/v1/transaction', { operations: [{ type: 'ack', transactionId: 't', partitionId, status: 'completed' }] }],
+      ] as const) {
+        const res = await b.call('POST', path, body);
+        expect([res.status, res.body.code], `${path} ${res.text}`).toEqual([400, 'invalid_partition_id']);
+      }
+      expect(await b.call('GET', `/api/v1/messages/${encodeURIComponent(String(partitionId)) || '%20'}/t`).then((r) => r.status)).toBe(400);
+      expect(await committed('by-offset')).toBe(before);
+    },
+  );
 });

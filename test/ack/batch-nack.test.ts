@@ -19,11 +19,13 @@ const nack = (body: PopBody, signals: Record<number, string>) =>
   b.ackBatch(body.messages.map((m) => item(body, m.offset, signals[m.offset] ?? 'completed')));
 
 const dlqOffsets = async (queue: string) =>
-  (await db().query<{ o: string }>(
-    `SELECT d.msg_offset AS o FROM queen.log_dlq d JOIN queen.log_partitions p ON p.id = d.partition_id
+  (
+    await db().query<{ o: string }>(
+      `SELECT d.msg_offset AS o FROM queen.log_dlq d JOIN queen.log_partitions p ON p.id = d.partition_id
        JOIN queen.queues q ON q.id = p.queue_id WHERE q.name = $1 ORDER BY d.msg_offset`,
-    [queue],
-  )).map((r) => Number(r.o));
+      [queue],
+    )
+  ).map((r) => Number(r.o));
 
 /** A configured queue (leaseTime 300 s, as Queen's client creates it) with ten messages popped in one batch. */
 async function popTen(queue: string, options: Record<string, unknown>) {
@@ -80,7 +82,9 @@ describe('a batch nack inside the retry budget', () => {
     expect(new Date(c.retry_not_before).getTime()).toBeGreaterThan(Date.now() + 3_000_000);
     expect((await b.popQueue('failed-later', { batch: 10 })).status).toBe(204);
     expect((await b.popQueue('failed-later', { batch: 10 }, 'p')).status).toBe(204);
-    await db().query(`UPDATE queen.log_consumers SET retry_not_before = now() - interval '1 second' WHERE partition_id = $1`, [body.partitionId]);
+    await db().query(`UPDATE queen.log_consumers SET retry_not_before = now() - interval '1 second' WHERE partition_id = $1`, [
+      body.partitionId,
+    ]);
     expect(offsets((await b.popQueue('failed-later', { batch: 10 })).body)).toEqual([2, 3, 4, 5, 6, 7, 8, 9]);
   });
 

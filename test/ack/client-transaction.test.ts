@@ -12,36 +12,79 @@ const db = useDatabase();
 const b = testClient(db);
 
 /** The builders' body for `.ack(messages, status, {consumerGroup}).queue(out).partition(p).push(items).commit()`. */
-function clientBody(messages: PopBody['messages'], out: { queue: string; partition?: string; payloads: unknown[] }, status = 'completed', consumerGroup?: string) {
+function clientBody(
+  messages: PopBody['messages'],
+  out: { queue: string; partition?: string; payloads: unknown[] },
+  status = 'completed',
+  consumerGroup?: string,
+) {
   return {
     operations: [
-      ...messages.map((m) => ({ type: 'ack', transactionId: m.transactionId, partitionId: m.partitionId, status, ...(consumerGroup ? { consumerGroup } : {}) })),
-      { type: 'push', items: out.payloads.map((payload) => ({ queue: out.queue, payload, ...(out.partition ? { partition: out.partition } : {}) })) },
+      ...messages.map((m) => ({
+        type: 'ack',
+        transactionId: m.transactionId,
+        partitionId: m.partitionId,
+        status,
+        ...(consumerGroup ? { consumerGroup } : {}),
+      })),
+      {
+        type: 'push',
+        items: out.payloads.map((payload) => ({ queue: out.queue, payload, ...(out.partition ? { partition: out.partition } : {}) })),
+      },
     ],
     requiredLeases: [...new Set(messages.map((m) => m.leaseId).filter(Boolean))],
   };
 }
 
 const pushedCount = async (queue: string) =>
-  Number((await db().query<{ n: string }>(
-    `SELECT coalesce(sum(s.end_offset - s.base_offset + 1), 0) AS n FROM queen.log_segments s
+  Number(
+    (
+      await db().query<{ n: string }>(
+        `SELECT coalesce(sum(s.end_offset - s.base_offset + 1), 0) AS n FROM queen.log_segments s
        JOIN queen.log_partitions p ON p.id = s.partition_id JOIN queen.queues q ON q.id = p.queue_id WHERE q.name = $1`,
-    [queue],
-  ))[0]!.n);
+        [queue],
+      )
+    )[0]!.n,
+  );
 
-describe('a transaction as Queen\'s clients send it', () => {
+describe("a transaction as Queen's clients send it", () => {
   it('acks and pushes for the worker holding the lease, answering one flat result per ack and per pushed item', async () => {
     await b.pushNumbered('orders', 'cust-42', 2);
     const { body } = await b.popQueue('orders', { batch: 2, consumerGroup: 'billing' }, 'cust-42');
-    const res = await b.call('POST', '/api/v1/transaction', clientBody(body.messages, { queue: 'billing.invoices', partition: 'cust-42', payloads: [{ invoice: 1 }, { invoice: 2 }] }, 'completed', 'billing'));
+    const res = await b.call(
+      'POST',
+      '/api/v1/transaction',
+      clientBody(
+        body.messages,
+        { queue: 'billing.invoices', partition: 'cust-42', payloads: [{ invoice: 1 }, { invoice: 2 }] },
+        'completed',
+        'billing',
+      ),
+    );
     expect(res.status).toBe(200);
     expect(res.body.success).toBe(true);
     expect(res.body.results).toHaveLength(4);
-    expect(res.body.results.map((r: any) => [r.index, r.type, r.success])).toEqual([[0, 'ack', true], [1, 'ack', true], [2, 'push', true], [3, 'push', true]]);
-    expect(res.body.results[1]).toMatchObject({ transactionId: 'cust-42-1', error: null, dlq: false, committed: true, leaseReleased: true, offset: 1 });
+    expect(res.body.results.map((r: any) => [r.index, r.type, r.success])).toEqual([
+      [0, 'ack', true],
+      [1, 'ack', true],
+      [2, 'push', true],
+      [3, 'push', true],
+    ]);
+    expect(res.body.results[1]).toMatchObject({
+      transactionId: 'cust-42-1',
+      error: null,
+      dlq: false,
+      committed: true,
+      leaseReleased: true,
+      offset: 1,
+    });
     const pushed = res.body.results[2];
     expect(pushed).toMatchObject({ queueName: 'billing.invoices', status: 'queued', offset: 0 });
-    expect([pushed.transactionId, pushed.messageId, pushed.partitionId]).toEqual([pushed.transaction_id, pushed.message_id, pushed.partition_id]);
+    expect([pushed.transactionId, pushed.messageId, pushed.partitionId]).toEqual([
+      pushed.transaction_id,
+      pushed.message_id,
+      pushed.partition_id,
+    ]);
     expect(Number((await cursor(db(), 'orders', 'cust-42', 'billing')).committed)).toBe(1);
     const out = await b.popQueue('billing.invoices', { batch: 5 }, 'cust-42');
     expect(out.body.messages.map((m: any) => m.data)).toEqual([{ invoice: 1 }, { invoice: 2 }]);
@@ -51,7 +94,11 @@ describe('a transaction as Queen\'s clients send it', () => {
     for (const p of ['a', 'b']) await b.pushNumbered('multi', p, 1);
     const first = (await b.popQueue('multi', { batch: 1 }, 'a')).body as PopBody;
     const second = (await b.popQueue('multi', { batch: 1 }, 'b')).body as PopBody;
-    const res = await b.call('POST', '/api/v1/transaction', clientBody([...first.messages, ...second.messages], { queue: 'multi-out', payloads: [1] }, 'completed'));
+    const res = await b.call(
+      'POST',
+      '/api/v1/transaction',
+      clientBody([...first.messages, ...second.messages], { queue: 'multi-out', payloads: [1] }, 'completed'),
+    );
     expect(res.body.success).toBe(true);
     expect(Number((await cursor(db(), 'multi', 'a')).committed)).toBe(0);
     expect(Number((await cursor(db(), 'multi', 'b')).committed)).toBe(0);
@@ -104,7 +151,11 @@ describe('a transaction as Queen\'s clients send it', () => {
     const res = await b.call('POST', '/api/v1/transaction', req);
     expect(res.body).toMatchObject({ success: false });
     expect(res.body.error).toMatch(/never-pushed.*Message not found/);
-    expect(res.body.results.map((r: any) => [r.index, r.type, r.success])).toEqual([[0, 'push', true], [1, 'ack', true], [2, 'ack', false]]);
+    expect(res.body.results.map((r: any) => [r.index, r.type, r.success])).toEqual([
+      [0, 'push', true],
+      [1, 'ack', true],
+      [2, 'ack', false],
+    ]);
     expect(await pushedCount('rollback-out')).toBe(0);
     expect(Number((await cursor(db(), 'rollback', 'p')).committed)).toBe(-1);
   });

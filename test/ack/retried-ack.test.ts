@@ -52,7 +52,10 @@ describe('a retried ack', () => {
     const next = (await b.popQueue('taken-over', { batch: 3 }, 'p')).body as PopBody;
     expect(offsets(next)).toEqual([2, 3, 4]);
     const retry = await b.ackBatch(first);
-    expect(retry.body.map((r) => [r.success, r.alreadyCommitted, r.offset])).toEqual([[true, true, 0], [true, true, 1]]);
+    expect(retry.body.map((r) => [r.success, r.alreadyCommitted, r.offset])).toEqual([
+      [true, true, 0],
+      [true, true, 1],
+    ]);
     // Offset 2 was not committed by the old worker: its late ack is refused, as before.
     const late = await b.ackBatch(acksOf(body).slice(2));
     expect(late.body[0]).toMatchObject({ success: false, error: expect.stringMatching(/^Invalid or expired lease: .*pop again/) });
@@ -108,10 +111,16 @@ describe('a retried ack', () => {
     await db().query(`DELETE FROM queen.log_txns WHERE partition_id = $1`, [body.partitionId]);
     await db().query(`UPDATE queen.log_partitions SET txns_start = 4 WHERE id = $1`, [body.partitionId]);
     const leaseless = await b.ackBatch(acksOf(body).map((a) => ({ ...a, leaseId: '' })));
-    expect(leaseless.body.map((r) => [r.success, r.error])).toEqual([[false, expect.stringMatching(/^Message not found: /)], [false, expect.stringMatching(/^Message not found: /)]]);
+    expect(leaseless.body.map((r) => [r.success, r.error])).toEqual([
+      [false, expect.stringMatching(/^Message not found: /)],
+      [false, expect.stringMatching(/^Message not found: /)],
+    ]);
     // With its old lease nothing proves the id was committed: the lease check answers, as before.
     const stale = await b.ackBatch(acksOf(body));
-    expect(stale.body.map((r) => r.error)).toEqual([expect.stringMatching(/^Invalid or expired lease: /), expect.stringMatching(/^Invalid or expired lease: /)]);
+    expect(stale.body.map((r) => r.error)).toEqual([
+      expect.stringMatching(/^Invalid or expired lease: /),
+      expect.stringMatching(/^Invalid or expired lease: /),
+    ]);
     // An echoed offset needs no hash: at or below the cursor it is still the no-op success.
     const byOffset = await b.ack({ ...acksOf(body)[0]!, offset: 0 });
     expect(byOffset.body[0]).toMatchObject({ success: true, alreadyCommitted: true, offset: 0 });

@@ -7,7 +7,14 @@ const db = useDatabase();
 const b = testClient(db, { config: { encryptionKey: 'cd'.repeat(32) } });
 
 const segments = async (queue: string) =>
-  Number((await db().query<{ n: string }>(`SELECT count(*) AS n FROM queen.log_segments s JOIN queen.log_partitions p ON p.id = s.partition_id JOIN queen.queues q ON q.id = p.queue_id WHERE q.name = $1`, [queue]))[0]!.n);
+  Number(
+    (
+      await db().query<{ n: string }>(
+        `SELECT count(*) AS n FROM queen.log_segments s JOIN queen.log_partitions p ON p.id = s.partition_id JOIN queen.queues q ON q.id = p.queue_id WHERE q.name = $1`,
+        [queue],
+      )
+    )[0]!.n,
+  );
 
 describe('POST /api/v1/transaction', () => {
   it('acks and pushes in one transaction, in order, keeping pushed payload text verbatim', async () => {
@@ -51,11 +58,20 @@ describe('POST /api/v1/transaction', () => {
   });
 
   it('answers 400 for a body that is not a transaction and writes nothing', async () => {
-    expect((await b.call('POST', '/api/v1/transaction', { operations: [{ type: 'push', items: [] }], requiredLeases: 'lease' })).status).toBe(400);
-    expect((await b.call('POST', '/api/v1/transaction', { operations: [{ type: 'push', items: [] }], requiredLeases: [7] })).status).toBe(400);
+    expect(
+      (await b.call('POST', '/api/v1/transaction', { operations: [{ type: 'push', items: [] }], requiredLeases: 'lease' })).status,
+    ).toBe(400);
+    expect((await b.call('POST', '/api/v1/transaction', { operations: [{ type: 'push', items: [] }], requiredLeases: [7] })).status).toBe(
+      400,
+    );
     expect((await b.call('POST', '/api/v1/transaction', { operations: [] })).status).toBe(400);
     expect((await b.call('POST', '/api/v1/transaction', { operations: [{ type: 'jump' }] })).status).toBe(400);
-    const bad = await b.call('POST', '/api/v1/transaction', { operations: [{ type: 'push', items: [{ queue: 'never', payload: 1 }] }, { type: 'ack', status: 'completed' }] });
+    const bad = await b.call('POST', '/api/v1/transaction', {
+      operations: [
+        { type: 'push', items: [{ queue: 'never', payload: 1 }] },
+        { type: 'ack', status: 'completed' },
+      ],
+    });
     expect(bad.status).toBe(400);
     expect(await segments('never')).toBe(0);
   });
@@ -72,12 +88,14 @@ describe('pop of encrypted payloads', () => {
 });
 
 describe('tenancy on the read path', () => {
-  it('keeps another tenant\'s queue, partitions and leases out of reach', async () => {
+  it("keeps another tenant's queue, partitions and leases out of reach", async () => {
     const other = testClient(db, { as: { tenant: 'acme', sub: 'svc', role: 'read-write' } });
     await b.pushNumbered('shared-name', 'p', 2);
     expect((await other.pop('queue/shared-name?batch=5')).status).toBe(204);
     const { body } = await b.pop('queue/shared-name?batch=5');
-    const stolen = await other.ackBatch([{ transactionId: body.messages[0]!.transactionId, partitionId: body.partitionId, leaseId: body.leaseId, status: 'completed' }]);
+    const stolen = await other.ackBatch([
+      { transactionId: body.messages[0]!.transactionId, partitionId: body.partitionId, leaseId: body.leaseId, status: 'completed' },
+    ]);
     expect(stolen.body[0]).toMatchObject({ success: false, error: expect.stringMatching(/^Message not found: /) });
     const ext = await other.call('POST', `/api/v1/lease/${body.leaseId}/extend`, { seconds: 60 });
     expect(ext.body[0]).toMatchObject({ success: false, error: 'Lease not found' });

@@ -37,23 +37,41 @@ const groupsOf = async (queue: string) => {
 };
 
 describe('GET /api/v1/consumer-groups', () => {
-  it('answers a bare array, one element per (group, queue), in Queen\'s keys with true figures', async () => {
+  it("answers a bare array, one element per (group, queue), in Queen's keys with true figures", async () => {
     const res = await api.call('GET', '/api/v1/consumer-groups');
     expect(Array.isArray(res.body)).toBe(true);
     const g = await groupsOf('cg');
     // slow: p1 lag 5 - 2, p2 lag 3 (its lease is not consumption), p3 nothing.
     expect(g.slow).toEqual({
-      name: 'slow', topics: ['cg'], queueName: 'cg', members: 3, partitionsWithLag: 2, totalLag: 3 + 3,
-      maxTimeLag: expect.any(Number), state: 'Lagging', subscriptionMode: 'all', subscriptionTimestamp: null,
+      name: 'slow',
+      topics: ['cg'],
+      queueName: 'cg',
+      members: 3,
+      partitionsWithLag: 2,
+      totalLag: 3 + 3,
+      maxTimeLag: expect.any(Number),
+      state: 'Lagging',
+      subscriptionMode: 'all',
+      subscriptionTimestamp: null,
       subscriptionCreatedAt: expect.stringMatching(ISO_MS),
-      queue: 'cg', partitions: 3, lag: 6, leasedPartitions: 1, oldestUnconsumedAgeSeconds: g.slow.maxTimeLag,
+      queue: 'cg',
+      partitions: 3,
+      lag: 6,
+      leasedPartitions: 1,
+      oldestUnconsumedAgeSeconds: g.slow.maxTimeLag,
       subscribedAt: g.slow.subscriptionCreatedAt,
     });
     expect(g.slow.maxTimeLag).toBeGreaterThanOrEqual(AGE);
     expect(g.slow.maxTimeLag).toBeLessThan(AGE + 300);
     expect(g.fast).toMatchObject({ members: 3, partitionsWithLag: 0, totalLag: 0, maxTimeLag: 0, state: 'Stable' });
     // fresh subscribed after every message was pushed: nothing to read, nothing read.
-    expect(g.fresh).toMatchObject({ members: 3, totalLag: 0, state: 'Dead', subscriptionMode: 'new', subscriptionTimestamp: expect.stringMatching(ISO_MS) });
+    expect(g.fresh).toMatchObject({
+      members: 3,
+      totalLag: 0,
+      state: 'Dead',
+      subscriptionMode: 'new',
+      subscriptionTimestamp: expect.stringMatching(ISO_MS),
+    });
   });
 
   it('counts a group with a young backlog as Stable once it has consumed, Dead before', async () => {
@@ -82,9 +100,16 @@ describe('GET /api/v1/consumer-groups/lagging', () => {
     ]);
     const p2 = await partitionRow(db(), 'cg', 'p2');
     expect(rows[2]).toEqual({
-      consumer_group: 'slow', queue_name: 'cg', partition_name: 'p2', partition_id: p2.id, worker_id: slowLease.leaseId,
-      offset_lag: 3, time_lag_seconds: expect.any(Number), lag_hours: Math.round((rows[2].time_lag_seconds / 3600) * 100) / 100,
-      oldest_unconsumed_at: expect.stringMatching(ISO_MS), last_consumed_at: null,
+      consumer_group: 'slow',
+      queue_name: 'cg',
+      partition_name: 'p2',
+      partition_id: p2.id,
+      worker_id: slowLease.leaseId,
+      offset_lag: 3,
+      time_lag_seconds: expect.any(Number),
+      lag_hours: Math.round((rows[2].time_lag_seconds / 3600) * 100) / 100,
+      oldest_unconsumed_at: expect.stringMatching(ISO_MS),
+      last_consumed_at: null,
     });
     expect(rows[0].time_lag_seconds).toBeGreaterThanOrEqual(5000);
     const above = await api.call('GET', `/api/v1/consumer-groups/lagging?minLagSeconds=${rows[1].time_lag_seconds + 60}`);
@@ -99,7 +124,7 @@ describe('GET /api/v1/consumer-groups/lagging', () => {
 });
 
 describe('GET /api/v1/consumer-groups/:group', () => {
-  it('answers the group\'s partitions keyed by queue name, {} for an unknown group', async () => {
+  it("answers the group's partitions keyed by queue name, {} for an unknown group", async () => {
     const res = await api.call('GET', '/api/v1/consumer-groups/slow');
     expect(res.status).toBe(200);
     expect(Object.keys(res.body)).toEqual(['cg']);
@@ -141,26 +166,37 @@ describe('POST /api/v1/consumer-groups/:group/subscription', () => {
   });
 
   it('answers rowsUpdated 0 for a group with no subscription, and 400 for a bad body or queue mode', async () => {
-    expect((await api.call('POST', '/api/v1/consumer-groups/ghost/subscription', { subscriptionTimestamp: '2026-01-01T00:00:00Z' })).body.rowsUpdated).toBe(0);
+    expect(
+      (await api.call('POST', '/api/v1/consumer-groups/ghost/subscription', { subscriptionTimestamp: '2026-01-01T00:00:00Z' })).body
+        .rowsUpdated,
+    ).toBe(0);
     for (const body of [{}, { subscriptionTimestamp: 'yesterday' }, { subscriptionTimestamp: 5 }, '{oops']) {
       expect((await api.call('POST', '/api/v1/consumer-groups/late/subscription', body)).status).toBe(400);
     }
-    expect((await api.call('POST', '/api/v1/consumer-groups/__QUEUE_MODE__/subscription', { subscriptionTimestamp: '2026-01-01T00:00:00Z' })).status).toBe(400);
+    expect(
+      (await api.call('POST', '/api/v1/consumer-groups/__QUEUE_MODE__/subscription', { subscriptionTimestamp: '2026-01-01T00:00:00Z' }))
+        .status,
+    ).toBe(400);
   });
 });
 
 describe('POST /api/v1/consumer-groups/:group/queues/:queue/partitions/:partition/seek', () => {
-  it('moves one partition\'s cursor to its newest message, clears its lease, and leaves the others', async () => {
+  it("moves one partition's cursor to its newest message, clears its lease, and leaves the others", async () => {
     await api.pushNumbered('cg-skip', 'a', 3);
     await api.pushNumbered('cg-skip', 'b', 2);
     const held = (await api.popQueue('cg-skip', { consumerGroup: 'g', batch: 1 }, 'a')).body as PopBody;
     const res = await api.call('POST', '/api/v1/consumer-groups/g/queues/cg-skip/partitions/a/seek');
     expect(res.status).toBe(200);
-    const [{ t }] = (await db().query<{ t: Date }>(
-      `SELECT max(s.created_at) AS t FROM queen.log_segments s WHERE s.partition_id = $1`, [held.partitionId],
-    )) as [{ t: Date }];
+    const [{ t }] = (await db().query<{ t: Date }>(`SELECT max(s.created_at) AS t FROM queen.log_segments s WHERE s.partition_id = $1`, [
+      held.partitionId,
+    ])) as [{ t: Date }];
     expect(res.body).toMatchObject({
-      success: true, consumerGroup: 'g', queueName: 'cg-skip', partitionName: 'a', updated: true, cursorMovedTo: t.toISOString(),
+      success: true,
+      consumerGroup: 'g',
+      queueName: 'cg-skip',
+      partitionName: 'a',
+      updated: true,
+      cursorMovedTo: t.toISOString(),
       partitions: [{ partition: 'a', committed: 2, nextOffset: 3 }],
     });
     expect((await api.popQueue('cg-skip', { consumerGroup: 'g', batch: 10 }, 'a')).status).toBe(204);
@@ -178,10 +214,21 @@ describe('POST /api/v1/consumer-groups/:group/queues/:queue/partitions/:partitio
     expect(await db().query("SELECT 1 FROM queen.consumer_subscriptions WHERE consumer_group = 'nobody'")).toEqual([]);
   });
 
-  it('adds Queen\'s keys to the queue seek', async () => {
+  it("adds Queen's keys to the queue seek", async () => {
     const res = await api.seek('g', 'cg-skip', { timestamp: '2000-01-01T00:00:00Z' });
-    expect(res.body).toMatchObject({ success: true, consumerGroup: 'g', queueName: 'cg-skip', seekToEnd: false, targetTimestamp: '2000-01-01T00:00:00.000Z', partitionsUpdated: 2 });
-    expect((await api.seek('g', 'cg-skip', { toEnd: true })).body).toMatchObject({ seekToEnd: true, targetTimestamp: null, partitionsUpdated: 2 });
+    expect(res.body).toMatchObject({
+      success: true,
+      consumerGroup: 'g',
+      queueName: 'cg-skip',
+      seekToEnd: false,
+      targetTimestamp: '2000-01-01T00:00:00.000Z',
+      partitionsUpdated: 2,
+    });
+    expect((await api.seek('g', 'cg-skip', { toEnd: true })).body).toMatchObject({
+      seekToEnd: true,
+      targetTimestamp: null,
+      partitionsUpdated: 2,
+    });
   });
 });
 
@@ -195,7 +242,13 @@ describe('DELETE /api/v1/consumer-groups/:group[/queues/:queue]', () => {
     expect((await api.popQueue('cg-keep', { consumerGroup: 'k', ...all })).status).toBe(204);
 
     const res = await api.call('DELETE', '/api/v1/consumer-groups/k/queues/cg-keep?deleteMetadata=false');
-    expect(res.body).toMatchObject({ success: true, consumerGroup: 'k', queueName: 'cg-keep', deletedPartitions: 2, metadataDeleted: false });
+    expect(res.body).toMatchObject({
+      success: true,
+      consumerGroup: 'k',
+      queueName: 'cg-keep',
+      deletedPartitions: 2,
+      metadataDeleted: false,
+    });
     expect(await db().query("SELECT 1 FROM queen.consumer_subscriptions WHERE consumer_group = 'k'")).toHaveLength(1);
     expect((await api.popQueue('cg-keep', { consumerGroup: 'k', ...all })).body.messages).toHaveLength(4);
 
@@ -205,7 +258,7 @@ describe('DELETE /api/v1/consumer-groups/:group[/queues/:queue]', () => {
     expect(await db().query("SELECT 1 FROM queen.consumer_subscriptions WHERE consumer_group = 'k'")).toEqual([]);
   });
 
-  it('keeps a new subscriber\'s start: after a delete without metadata it does not read what predates it', async () => {
+  it("keeps a new subscriber's start: after a delete without metadata it does not read what predates it", async () => {
     await api.pushNumbered('cg-keep-new', 'a', 2);
     await ageQueue(db(), 'cg-keep-new', 600);
     expect((await api.popQueue('cg-keep-new', { consumerGroup: 'n', subscriptionMode: 'new' })).status).toBe(204);

@@ -20,7 +20,14 @@ async function deadLetter(queue: string, group: string, partition?: string, erro
   const res = await api.popQueue(queue, { consumerGroup: group, batch: 1 }, partition);
   expect(res.status).toBe(200);
   const m = res.body.messages[0] as Popped;
-  const ack = await api.ack({ transactionId: m.transactionId, partitionId: m.partitionId, leaseId: m.leaseId, status: 'dlq', consumerGroup: group, error });
+  const ack = await api.ack({
+    transactionId: m.transactionId,
+    partitionId: m.partitionId,
+    leaseId: m.leaseId,
+    status: 'dlq',
+    consumerGroup: group,
+    error,
+  });
   expect(ack.body[0]).toMatchObject({ success: true, dlq: true });
   return m;
 }
@@ -38,11 +45,19 @@ describe('GET /api/v1/dlq', () => {
     await deadLetter('orders', 'billing', 'us', 'fourth');
     await deadLetter('audit', 'billing', 'eu', 'fifth');
     // Distinct failure times, in the order above.
-    await db().query("UPDATE queen.log_dlq SET failed_at = '2026-01-01T00:00:00Z'::timestamptz + (CASE error_message WHEN 'first' THEN 1 WHEN 'second' THEN 2 WHEN 'third' THEN 3 WHEN 'fourth' THEN 4 ELSE 5 END) * interval '1 hour'");
+    await db().query(
+      "UPDATE queen.log_dlq SET failed_at = '2026-01-01T00:00:00Z'::timestamptz + (CASE error_message WHEN 'first' THEN 1 WHEN 'second' THEN 2 WHEN 'third' THEN 3 WHEN 'fourth' THEN 4 ELSE 5 END) * interval '1 hour'",
+    );
     const other = testClient(db, { as: { tenant: 'acme' } });
     await other.push('orders', 'eu', [{ secret: true }]);
     const m = (await other.popQueue('orders', { consumerGroup: 'billing' })).body.messages[0]!;
-    await other.ack({ transactionId: m.transactionId, partitionId: m.partitionId, leaseId: m.leaseId, status: 'dlq', consumerGroup: 'billing' });
+    await other.ack({
+      transactionId: m.transactionId,
+      partitionId: m.partitionId,
+      leaseId: m.leaseId,
+      status: 'dlq',
+      consumerGroup: 'billing',
+    });
   });
 
   it('lists newest failure first with the fields of docs/api.md#dead-letters, total and pagination', async () => {
@@ -52,9 +67,32 @@ describe('GET /api/v1/dlq', () => {
     expect(res.body.pagination).toEqual({ limit: 100, offset: 0 });
     expect(res.body.messages.map((m: { errorMessage: string }) => m.errorMessage)).toEqual(['fifth', 'fourth', 'third', 'second', 'first']);
     expect(Object.keys(res.body.messages[0]).sort()).toEqual(
-      ['consumerGroup', 'createdAt', 'data', 'errorMessage', 'failedAt', 'id', 'offset', 'partition', 'partitionId', 'producerSub', 'queue', 'retryCount', 'traceId', 'transactionId'].sort(),
+      [
+        'consumerGroup',
+        'createdAt',
+        'data',
+        'errorMessage',
+        'failedAt',
+        'id',
+        'offset',
+        'partition',
+        'partitionId',
+        'producerSub',
+        'queue',
+        'retryCount',
+        'traceId',
+        'transactionId',
+      ].sort(),
     );
-    expect(res.body.messages[3]).toMatchObject({ queue: 'orders', partition: 'eu', consumerGroup: 'billing', transactionId: 'o2', offset: 1, data: { n: 2 }, failedAt: '2026-01-01T02:00:00.000Z' });
+    expect(res.body.messages[3]).toMatchObject({
+      queue: 'orders',
+      partition: 'eu',
+      consumerGroup: 'billing',
+      transactionId: 'o2',
+      offset: 1,
+      data: { n: 2 },
+      failedAt: '2026-01-01T02:00:00.000Z',
+    });
   });
 
   it('pages with limit and offset while total stays the full count', async () => {
@@ -82,11 +120,14 @@ describe('GET /api/v1/dlq', () => {
     expect(res.body.total).toBe(expected.length);
   });
 
-  it.each([['limit=0'], ['limit=1001'], ['offset=-1'], ['limit=abc'], ['from=yesterday'], ['queue=a%2Fb']])('refuses %s with a 400', async (query) => {
-    const res = await dlq(query);
-    expect(res.status).toBe(400);
-    expect(res.body.code).toBe('invalid_query');
-  });
+  it.each([['limit=0'], ['limit=1001'], ['offset=-1'], ['limit=abc'], ['from=yesterday'], ['queue=a%2Fb']])(
+    'refuses %s with a 400',
+    async (query) => {
+      const res = await dlq(query);
+      expect(res.status).toBe(400);
+      expect(res.body.code).toBe('invalid_query');
+    },
+  );
 });
 
 describe('payloads in the DLQ', () => {
@@ -105,7 +146,9 @@ describe('payloads in the DLQ', () => {
     await api.configure('sealed', { encryptionEnabled: true });
     await api.push('sealed', 'Default', [{ card: '4111' }], ['s1']);
     await deadLetter('sealed', 'g');
-    const [row] = await db().query<{ payload: Uint8Array; encrypted: boolean }>("SELECT payload, encrypted FROM queen.log_dlq WHERE transaction_id = 's1'");
+    const [row] = await db().query<{ payload: Uint8Array; encrypted: boolean }>(
+      "SELECT payload, encrypted FROM queen.log_dlq WHERE transaction_id = 's1'",
+    );
     expect(row!.encrypted).toBe(true);
     expect(new TextDecoder().decode(row!.payload)).not.toContain('4111');
     expect((await dlq('queue=sealed')).body.messages[0].data).toEqual({ card: '4111' });
@@ -113,7 +156,7 @@ describe('payloads in the DLQ', () => {
 });
 
 describe('GET /api/v1/messages/:partitionId/:transactionId', () => {
-  it('decodes the message from its segment with each group\'s status', async () => {
+  it("decodes the message from its segment with each group's status", async () => {
     await api.push('status', 'Default', ['m0', 'm1', 'm2'], ['t0', 't1', 't2']);
     await api.popQueue('status', { consumerGroup: 'done', batch: 3, autoAck: true });
     await api.popQueue('status', { consumerGroup: 'holding', batch: 3 });
@@ -126,9 +169,18 @@ describe('GET /api/v1/messages/:partitionId/:transactionId', () => {
     expect(dead2.transactionId).toBe('t1');
     const res = await api.call('GET', `/api/v1/messages/${dead2.partitionId}/t1`);
     expect(res.status).toBe(200);
-    expect(res.body).toMatchObject({ transactionId: 't1', data: 'm1', offset: 1, queue: 'status', partition: 'Default', partitionId: dead2.partitionId });
+    expect(res.body).toMatchObject({
+      transactionId: 't1',
+      data: 'm1',
+      offset: 1,
+      queue: 'status',
+      partition: 'Default',
+      partitionId: dead2.partitionId,
+    });
     expect(res.body.id).toMatch(/^[0-9a-f-]{36}$/);
-    const statuses = Object.fromEntries(res.body.consumerGroups.map((g: { consumerGroup: string; status: string }) => [g.consumerGroup, g.status]));
+    const statuses = Object.fromEntries(
+      res.body.consumerGroups.map((g: { consumerGroup: string; status: string }) => [g.consumerGroup, g.status]),
+    );
     expect(statuses).toEqual({ behind: 'pending', dead: 'dead_letter', done: 'completed', holding: 'leased', latecomer: 'completed' });
   });
 
@@ -147,7 +199,7 @@ describe('GET /api/v1/messages/:partitionId/:transactionId', () => {
     expect((await api.call('GET', `/api/v1/messages/${m.partitionId}/e1`)).status).toBe(404);
   });
 
-  it('answers 404 for an unknown transactionId or another tenant\'s partition, 400 for a malformed partitionId', async () => {
+  it("answers 404 for an unknown transactionId or another tenant's partition, 400 for a malformed partitionId", async () => {
     const pid = (await api.push('status', 'Default', ['x']))[0]!.partition_id;
     expect((await api.call('GET', `/api/v1/messages/${pid}/nope`)).status).toBe(404);
     const other = testClient(db, { as: { tenant: 'acme' } });
@@ -157,7 +209,7 @@ describe('GET /api/v1/messages/:partitionId/:transactionId', () => {
 });
 
 describe('retry and delete', () => {
-  it('re-pushes the payload at the tail under a fresh transactionId and removes every group\'s row', async () => {
+  it("re-pushes the payload at the tail under a fresh transactionId and removes every group's row", async () => {
     await api.push('again', 'Default', [{ id: 'r' }, { id: 'next' }], ['r1', 'r2']);
     const m = await deadLetter('again', 'a');
     await deadLetter('again', 'b');
@@ -169,14 +221,16 @@ describe('retry and delete', () => {
     expect((await dlq('queue=again')).body.total).toBe(0);
 
     const a = await api.popQueue('again', { consumerGroup: 'a', batch: 10 });
-    expect(a.body.messages.map((x: { transactionId: string; data: unknown; offset: number }) => [x.offset, x.transactionId, x.data])).toEqual([
+    expect(
+      a.body.messages.map((x: { transactionId: string; data: unknown; offset: number }) => [x.offset, x.transactionId, x.data]),
+    ).toEqual([
       [1, 'r2', { id: 'next' }],
       [2, res.body.transactionId, { id: 'r' }],
     ]);
     expect((await api.call('POST', `/api/v1/messages/${m.partitionId}/r1/retry`)).status).toBe(404);
   });
 
-  it('retries only the named group\'s row when consumerGroup is given', async () => {
+  it("retries only the named group's row when consumerGroup is given", async () => {
     await api.push('one-group', 'Default', ['x'], ['g1']);
     const m = await deadLetter('one-group', 'a');
     await deadLetter('one-group', 'b');

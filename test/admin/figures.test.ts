@@ -39,7 +39,7 @@ const numbersOnly = (x: unknown): boolean =>
   x === null || typeof x === 'number' || (typeof x === 'object' && Object.values(x as object).every(numbersOnly));
 
 describe('GET /api/v1/resources/overview', () => {
-  it('sums the tenant\'s figures, spreads lag over the backlogged (group, partition) pairs, and counts the ingest of the last 5 minutes', async () => {
+  it("sums the tenant's figures, spreads lag over the backlogged (group, partition) pairs, and counts the ingest of the last 5 minutes", async () => {
     const res = await api.call('GET', '/api/v1/resources/overview');
     expect(res.status).toBe(200);
     const o = res.body;
@@ -61,7 +61,6 @@ describe('GET /api/v1/resources/overview', () => {
     expect(o.lag.time.max).toBeLessThan(600 + 120);
     expect(o.throughput).toEqual({ ingestedPerSecond: 0, processedPerSecond: null });
     expect(numbersOnly(o.messages) && numbersOnly(o.lag) && numbersOnly(o.throughput)).toBe(true);
-
   });
 
   it('counts as ingested the messages whose segments were written in the last 5 minutes', async () => {
@@ -88,7 +87,7 @@ describe('GET /api/v1/resources/overview', () => {
 });
 
 describe('queue list, detail, namespaces and tasks', () => {
-  it('lists Queen\'s messages {total, pending, processing} with pending excluding what is in flight', async () => {
+  it("lists Queen's messages {total, pending, processing} with pending excluding what is in flight", async () => {
     const res = await api.call('GET', '/api/v1/resources/queues');
     const byName = Object.fromEntries(res.body.queues.map((q: { name: string }) => [q.name, q]));
     const { failed: _f, deadLetter: _d, ...a } = expected.a;
@@ -119,8 +118,13 @@ describe('queue list, detail, namespaces and tasks', () => {
 
   it('groups by namespace and task with a count of queues and their names', async () => {
     const ns = (await api.call('GET', '/api/v1/resources/namespaces')).body.namespaces;
-    expect(ns).toEqual([{ namespace: 'fig', queues: 2, queueNames: ['fig.a', 'fig.b'], partitions: 3, messages: { total: 16, pending: 12, processing: 0 } }]);
+    expect(ns).toEqual([
+      { namespace: 'fig', queues: 2, queueNames: ['fig.a', 'fig.b'], partitions: 3, messages: { total: 16, pending: 12, processing: 0 } },
+    ]);
     const tasks = (await api.call('GET', '/api/v1/resources/tasks')).body.tasks;
-    expect(tasks.map((t: { task: string; queues: number }) => [t.task, t.queues])).toEqual([['a', 1], ['b', 1]]);
+    expect(tasks.map((t: { task: string; queues: number }) => [t.task, t.queues])).toEqual([
+      ['a', 1],
+      ['b', 1],
+    ]);
   });
 });

@@ -55,7 +55,9 @@ describe('configured options take effect', () => {
     await api.push('delay', 'Default', ['x']);
     await fail((await popOne('delay'))!);
     expect(await popOne('delay')).toBeNull();
-    await db().query("UPDATE queen.log_consumers SET retry_not_before = now() - interval '1 second' WHERE consumer_group = 'g' AND retry_not_before IS NOT NULL");
+    await db().query(
+      "UPDATE queen.log_consumers SET retry_not_before = now() - interval '1 second' WHERE consumer_group = 'g' AND retry_not_before IS NOT NULL",
+    );
     expect((await popOne('delay'))!.offset).toBe(0);
   });
 

@@ -9,7 +9,7 @@ const api = testClient(db);
 const count = async (sql: string, params: unknown[] = []) => Number((await db().query<{ n: string }>(sql, params))[0]!.n);
 
 describe('queue resources', () => {
-  it('lists queues with partitions, total and pending messages, and only the caller tenant\'s', async () => {
+  it("lists queues with partitions, total and pending messages, and only the caller tenant's", async () => {
     await api.push('list.a', 'p1', [1, 2, 3]);
     await api.push('list.a', 'p2', [4]);
     await api.push('list.b', 'Default', [5, 6]);
@@ -22,7 +22,9 @@ describe('queue resources', () => {
     expect(a).toMatchObject({ namespace: 'list', task: 'a', partitions: 2, messages: { total: 4, pending: 4 } });
     expect(a.createdAt).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/);
     expect(res.body.queues.map((q: { name: string }) => q.name)).not.toContain('secret.queue');
-    expect((await others.call('GET', '/api/v1/resources/queues')).body.queues.map((q: { name: string }) => q.name)).toEqual(['secret.queue']);
+    expect((await others.call('GET', '/api/v1/resources/queues')).body.queues.map((q: { name: string }) => q.name)).toEqual([
+      'secret.queue',
+    ]);
   });
 
   it('filters the listing by namespace and task', async () => {
@@ -54,7 +56,7 @@ describe('queue resources', () => {
     });
   });
 
-  it('answers 404 for a missing queue and for another tenant\'s queue, 400 for a bad name', async () => {
+  it("answers 404 for a missing queue and for another tenant's queue, 400 for a bad name", async () => {
     expect((await api.describe('nope')).status).toBe(404);
     expect((await api.describe('secret.queue')).body.code).toBe('queue_not_found');
     expect((await api.call('GET', '/api/v1/resources/queues/%20lead')).status).toBe(400);
@@ -71,7 +73,11 @@ describe('queue resources', () => {
        VALUES ($1, 'g', 0, gen_random_uuid(), 't', '\\x31', now())`,
       [p1.id],
     );
-    const ids = (await db().query<{ id: string }>("SELECT p.id FROM queen.log_partitions p JOIN queen.queues q ON q.id = p.queue_id WHERE q.name = 'doomed'")).map((r) => r.id);
+    const ids = (
+      await db().query<{ id: string }>(
+        "SELECT p.id FROM queen.log_partitions p JOIN queen.queues q ON q.id = p.queue_id WHERE q.name = 'doomed'",
+      )
+    ).map((r) => r.id);
     const txnsBefore = await count('SELECT count(*) AS n FROM queen.log_txns');
 
     const res = await api.call('DELETE', '/api/v1/resources/queues/doomed');
@@ -81,7 +87,11 @@ describe('queue resources', () => {
     for (const table of ['log_segments', 'log_txns', 'log_consumers', 'log_dlq']) {
       expect(await count(`SELECT count(*) AS n FROM queen.${table} WHERE partition_id = ANY($1::bigint[])`, [ids])).toBe(0);
     }
-    expect(await count("SELECT count(*) AS n FROM queen.consumer_subscriptions s WHERE NOT EXISTS (SELECT 1 FROM queen.queues q WHERE q.id = s.queue_id)")).toBe(0);
+    expect(
+      await count(
+        'SELECT count(*) AS n FROM queen.consumer_subscriptions s WHERE NOT EXISTS (SELECT 1 FROM queen.queues q WHERE q.id = s.queue_id)',
+      ),
+    ).toBe(0);
     expect(await count('SELECT count(*) AS n FROM queen.log_txns')).toBe(txnsBefore - 2);
     expect((await api.describe('survivor')).status).toBe(200);
   });

@@ -21,7 +21,12 @@ describe('seek', () => {
     await api.pushSegments('to-end', [[1, 2], [3]]);
     const res = await api.seek('g', 'to-end', { toEnd: true });
     expect(res.status).toBe(200);
-    expect(res.body).toMatchObject({ success: true, consumerGroup: 'g', queue: 'to-end', partitions: [{ partition: 'Default', committed: 2, nextOffset: 3 }] });
+    expect(res.body).toMatchObject({
+      success: true,
+      consumerGroup: 'g',
+      queue: 'to-end',
+      partitions: [{ partition: 'Default', committed: 2, nextOffset: 3 }],
+    });
     expect((await api.popQueue('to-end', { consumerGroup: 'g', batch: 10 })).status).toBe(204);
     await api.push('to-end', 'Default', [4]);
     expect(offsets((await api.popQueue('to-end', { consumerGroup: 'g', batch: 10 })).body)).toEqual([3]);
@@ -109,7 +114,9 @@ describe('seek', () => {
     expect((await api.seek('g', 'missing', { toEnd: true })).body.code).toBe('queue_not_found');
     const res = await api.seek('ghost', 'clamp', { offset: 0, partition: 'nope' });
     expect(res.body.code).toBe('partition_not_found');
-    const [{ n }] = (await db().query<{ n: string }>("SELECT count(*) AS n FROM queen.consumer_subscriptions WHERE consumer_group = 'ghost'")) as [{ n: string }];
+    const [{ n }] = (await db().query<{ n: string }>(
+      "SELECT count(*) AS n FROM queen.consumer_subscriptions WHERE consumer_group = 'ghost'",
+    )) as [{ n: string }];
     expect(n).toBe('0');
   });
 });
@@ -142,7 +149,10 @@ describe('consumer groups', () => {
   });
 
   it('does not count a retention gap as lag', async () => {
-    await api.pushSegments('gap', [[1, 2], [3, 4]]);
+    await api.pushSegments('gap', [
+      [1, 2],
+      [3, 4],
+    ]);
     await api.seek('g', 'gap', { offset: 0, partition: 'Default' });
     const p = await partitionRow(db(), 'gap');
     await db().query('DELETE FROM queen.log_segments WHERE partition_id = $1 AND base_offset = 0', [p.id]);
@@ -152,7 +162,7 @@ describe('consumer groups', () => {
     expect((await api.describe('gap')).body.partitions[0].consumerGroups[0]).toMatchObject({ committed: -1, lag: 2 });
   });
 
-  it('deletes a group\'s cursors and subscription on one queue, then on all queues', async () => {
+  it("deletes a group's cursors and subscription on one queue, then on all queues", async () => {
     await api.pushSegments('del-a', [[1]]);
     await api.pushSegments('del-b', [[1]]);
     await api.popQueue('del-a', { consumerGroup: 'gone', autoAck: true });
@@ -166,7 +176,9 @@ describe('consumer groups', () => {
 
     const all = await api.call('DELETE', '/api/v1/consumer-groups/gone');
     expect(all.body).toMatchObject({ existed: true, queue: null, cursors: 2 });
-    const [{ n }] = (await db().query<{ n: string }>("SELECT count(*) AS n FROM queen.consumer_subscriptions WHERE consumer_group = 'gone'")) as [{ n: string }];
+    const [{ n }] = (await db().query<{ n: string }>(
+      "SELECT count(*) AS n FROM queen.consumer_subscriptions WHERE consumer_group = 'gone'",
+    )) as [{ n: string }];
     expect(n).toBe('0');
     expect((await api.call('DELETE', '/api/v1/consumer-groups/gone')).body).toMatchObject({ deleted: true, existed: false });
   });

@@ -13,7 +13,10 @@ const request = (authorization?: string) =>
   new Request('http://localhost/api/v1/resources/queues', { headers: authorization === undefined ? {} : { authorization } });
 
 async function refused(authorization: string | undefined, cfg: Config): Promise<QueenError> {
-  const err = await authenticate(request(authorization), cfg).then(() => undefined, (e: unknown) => e);
+  const err = await authenticate(request(authorization), cfg).then(
+    () => undefined,
+    (e: unknown) => e,
+  );
   expect(err).toBeInstanceOf(QueenError);
   return err as QueenError;
 }
@@ -129,7 +132,10 @@ describe('roles and tenants from claims', () => {
 
   it('refuses a token without any known role with 403 instead of guessing one', async () => {
     for (const claims of [{}, { role: 'superuser' }, { roles: [] }, { roles: 'admin' }, { role: 5 }]) {
-      const err = await authenticate(request(`Bearer ${await hs256(claims)}`), hsConfig).then(() => undefined, (e: unknown) => e);
+      const err = await authenticate(request(`Bearer ${await hs256(claims)}`), hsConfig).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
       expect(err).toBeInstanceOf(QueenError);
       expect([(err as QueenError).status, (err as QueenError).code]).toEqual([403, 'forbidden']);
     }
@@ -140,14 +146,23 @@ describe('roles and tenants from claims', () => {
   });
 
   it('reads the tenant from the configured claim, nested claims included', async () => {
-    expect((await principal({ role: 'admin', org: 'globex', tenant: 'acme' }, config({ secret: SECRET, tenantClaim: 'org' }))).tenant).toBe('globex');
-    expect((await principal({ role: 'admin', app: { org: 'initech' } }, config({ secret: SECRET, tenantClaim: 'app.org' }))).tenant).toBe('initech');
-    expect((await principal({ role: 'admin', 'https://x.io/t': 'umbrella' }, config({ secret: SECRET, tenantClaim: 'https://x.io/t' }))).tenant).toBe('umbrella');
+    expect((await principal({ role: 'admin', org: 'globex', tenant: 'acme' }, config({ secret: SECRET, tenantClaim: 'org' }))).tenant).toBe(
+      'globex',
+    );
+    expect((await principal({ role: 'admin', app: { org: 'initech' } }, config({ secret: SECRET, tenantClaim: 'app.org' }))).tenant).toBe(
+      'initech',
+    );
+    expect(
+      (await principal({ role: 'admin', 'https://x.io/t': 'umbrella' }, config({ secret: SECRET, tenantClaim: 'https://x.io/t' }))).tenant,
+    ).toBe('umbrella');
   });
 
   it('refuses a tenant claim that is not a usable tenant name', async () => {
     for (const tenant of ['', 42, ['a'], 'a\nb', 'x'.repeat(256)]) {
-      const err = await authenticate(request(`Bearer ${await hs256({ role: 'admin', tenant })}`), hsConfig).then(() => undefined, (e: unknown) => e);
+      const err = await authenticate(request(`Bearer ${await hs256({ role: 'admin', tenant })}`), hsConfig).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
       expect((err as QueenError).code).toBe('invalid_token');
     }
   });
@@ -164,7 +179,11 @@ describe('authenticate with a JWKS', () => {
   const opts = { issuer: 'https://id.example', audience: 'queen' };
 
   it('accepts RS256 and EdDSA tokens signed by keys the JWKS publishes', async () => {
-    expect(await authenticate(request(`Bearer ${await jwks.rs256(admin, opts)}`), jwksConfig)).toEqual({ tenant: 'acme', sub: 'svc-a', role: 'admin' });
+    expect(await authenticate(request(`Bearer ${await jwks.rs256(admin, opts)}`), jwksConfig)).toEqual({
+      tenant: 'acme',
+      sub: 'svc-a',
+      role: 'admin',
+    });
     expect((await authenticate(request(`Bearer ${await jwks.eddsa({ ...admin, sub: 'svc-b' }, opts)}`), jwksConfig)).sub).toBe('svc-b');
     expect(jwks.requests).toBeGreaterThan(0);
   });
@@ -226,12 +245,17 @@ describe('fail closed', () => {
     expect(err.message).toMatch(/JWT_SECRET.*JWT_JWKS_URL/);
   });
 
-  it.each(['abc', 'x'.repeat(31), 'é'.repeat(15)])('answers 503 to every token when JWT_SECRET is shorter than 32 bytes (%s), saying how to make one', async (secret) => {
-    // A token signed with the weak secret itself is refused too: it could be forged offline.
-    const err = await refused(`Bearer ${await hs256(admin, { secret })}`, config({ secret }));
-    expect([err.status, err.code]).toEqual([503, 'auth_not_configured']);
-    expect(err.message).toMatch(/^JWT_SECRET is \d+ byte\(s\); it must be at least 32 random bytes\. Make one with `openssl rand -base64 32`/);
-  });
+  it.each(['abc', 'x'.repeat(31), 'é'.repeat(15)])(
+    'answers 503 to every token when JWT_SECRET is shorter than 32 bytes (%s), saying how to make one',
+    async (secret) => {
+      // A token signed with the weak secret itself is refused too: it could be forged offline.
+      const err = await refused(`Bearer ${await hs256(admin, { secret })}`, config({ secret }));
+      expect([err.status, err.code]).toEqual([503, 'auth_not_configured']);
+      expect(err.message).toMatch(
+        /^JWT_SECRET is \d+ byte\(s\); it must be at least 32 random bytes\. Make one with `openssl rand -base64 32`/,
+      );
+    },
+  );
 
   it('takes a secret of exactly 32 bytes, counted in UTF-8', async () => {
     for (const secret of ['x'.repeat(32), 'é'.repeat(16)]) {

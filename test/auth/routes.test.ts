@@ -26,34 +26,48 @@ describe('every route but /health needs a valid token', () => {
   it('answers CORS preflight without a token', async () => {
     const res = await secured().app.request('/api/v1/push', {
       method: 'OPTIONS',
-      headers: { origin: 'https://app.example', 'access-control-request-method': 'POST', 'access-control-request-headers': 'authorization' },
+      headers: {
+        origin: 'https://app.example',
+        'access-control-request-method': 'POST',
+        'access-control-request-headers': 'authorization',
+      },
     });
     expect(res.status).toBe(204);
     expect(res.headers.get('access-control-allow-origin')).toBe('*');
   });
 
-  it.each(ROUTES.map((r) => [describeRoute(r), r] as const))('%s without a token answers 401 unauthenticated, readable cross-origin', async (_, route) => {
-    const res = await secured().call(route.method, route.path, route.body);
-    expect(res.status).toBe(401);
-    expect(res.body).toEqual({ error: 'Authentication required', code: 'unauthenticated' });
-    expect(res.headers.get('access-control-allow-origin')).toBe('*');
-  });
+  it.each(ROUTES.map((r) => [describeRoute(r), r] as const))(
+    '%s without a token answers 401 unauthenticated, readable cross-origin',
+    async (_, route) => {
+      const res = await secured().call(route.method, route.path, route.body);
+      expect(res.status).toBe(401);
+      expect(res.body).toEqual({ error: 'Authentication required', code: 'unauthenticated' });
+      expect(res.headers.get('access-control-allow-origin')).toBe('*');
+    },
+  );
 
   it.each(ROUTES.map((r) => [describeRoute(r), r] as const))('%s with a forged or expired token answers 401', async (_, route) => {
     const app = secured();
-    for (const token of [unsignedToken({ role: 'admin' }), await hs256({ role: 'admin' }, { expiresIn: -3600 }), await hs256({ role: 'admin' }, { secret: 'x'.repeat(32) })]) {
+    for (const token of [
+      unsignedToken({ role: 'admin' }),
+      await hs256({ role: 'admin' }, { expiresIn: -3600 }),
+      await hs256({ role: 'admin' }, { secret: 'x'.repeat(32) }),
+    ]) {
       const res = await app.call(route.method, route.path, route.body, bearer(token));
       expect(res.status).toBe(401);
       expect(['invalid_token', 'token_expired']).toContain(res.body.code);
     }
   });
 
-  it.each(ROUTES.map((r) => [describeRoute(r), r] as const))('%s fails closed with 503 when auth is on and no key is configured', async (_, route) => {
-    const app = testClient(db, { config: readConfig({}, { auth: 'jwt' }), authenticate });
-    const res = await app.call(route.method, route.path, route.body, bearer(await hs256({ role: 'admin' })));
-    expect(res.status).toBe(503);
-    expect(res.body.code).toBe('auth_not_configured');
-  });
+  it.each(ROUTES.map((r) => [describeRoute(r), r] as const))(
+    '%s fails closed with 503 when auth is on and no key is configured',
+    async (_, route) => {
+      const app = testClient(db, { config: readConfig({}, { auth: 'jwt' }), authenticate });
+      const res = await app.call(route.method, route.path, route.body, bearer(await hs256({ role: 'admin' })));
+      expect(res.status).toBe(503);
+      expect(res.body.code).toBe('auth_not_configured');
+    },
+  );
 
   it('makes no change to the database when a write is refused for lack of a token', async () => {
     const before = await db().query<{ n: string }>('SELECT count(*) AS n FROM queen.queues');

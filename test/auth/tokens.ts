@@ -20,7 +20,9 @@ type Key = Parameters<SignJWT['sign']>[0];
 
 export async function signToken(key: Key, claims: JWTPayload, options: TokenOptions = {}): Promise<string> {
   const now = Math.floor(Date.now() / 1000);
-  const jwt = new SignJWT(claims).setProtectedHeader({ alg: options.alg ?? 'HS256', ...(options.kid ? { kid: options.kid } : {}) }).setIssuedAt(now);
+  const jwt = new SignJWT(claims)
+    .setProtectedHeader({ alg: options.alg ?? 'HS256', ...(options.kid ? { kid: options.kid } : {}) })
+    .setIssuedAt(now);
   jwt.setExpirationTime(now + (options.expiresIn ?? 600));
   if (options.notBeforeIn !== undefined) jwt.setNotBefore(now + options.notBeforeIn);
   if (options.issuer) jwt.setIssuer(options.issuer);

@@ -11,12 +11,23 @@ describe('push', () => {
     const queue = unique('push');
     const items = [{ data: { n: 1 } }, { data: { n: 2 }, partition: 'p2' }, { data: null, transactionId: 'mine' }];
     const first = await ctx.queen.push(queue, items);
-    expect(first.map((r) => [r.status, r.offset])).toEqual([['queued', 0], ['queued', 0], ['queued', 1]]);
+    expect(first.map((r) => [r.status, r.offset])).toEqual([
+      ['queued', 0],
+      ['queued', 0],
+      ['queued', 1],
+    ]);
     expect(first[0]!.transaction_id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
     expect(first[2]!.transaction_id).toBe('mine');
     // The same ids again: what a retried push sends after a lost answer.
-    const again = await ctx.queen.push(queue, items.map((item, i) => ({ ...item, transactionId: first[i]!.transaction_id })));
-    expect(again.map((r) => [r.status, r.offset])).toEqual([['duplicate', 0], ['duplicate', 0], ['duplicate', 1]]);
+    const again = await ctx.queen.push(
+      queue,
+      items.map((item, i) => ({ ...item, transactionId: first[i]!.transaction_id })),
+    );
+    expect(again.map((r) => [r.status, r.offset])).toEqual([
+      ['duplicate', 0],
+      ['duplicate', 0],
+      ['duplicate', 1],
+    ]);
   });
 
   it('throws QueenError with status 400 and the server code for a bad item, and writes nothing', async () => {
@@ -38,7 +49,10 @@ describe('pop and ack', () => {
     expect(batch!.messages.map((m) => m.data.order)).toEqual([1, 2]);
     expect(batch!.messages[0]).toMatchObject({ queue, partition: 'Default', offset: 0, attempt: 1, leaseId: batch!.leaseId });
     const acked = await ctx.queen.ack(batch!);
-    expect(acked.map((r) => [r.success, r.committed])).toEqual([[true, true], [true, true]]);
+    expect(acked.map((r) => [r.success, r.committed])).toEqual([
+      [true, true],
+      [true, true],
+    ]);
     expect(await ctx.queen.pop(queue)).toBeNull();
   });
 
@@ -57,7 +71,11 @@ describe('pop and ack', () => {
   it('pops by partition and consumer group, and acks a subset failed with its error', async () => {
     const queue = unique('groups');
     await ctx.queen.admin.configure({ queue, options: { retryLimit: 0 } });
-    await ctx.queen.push(queue, [{ data: 'a', partition: 'x' }, { data: 'b', partition: 'x' }, { data: 'c', partition: 'y' }]);
+    await ctx.queen.push(queue, [
+      { data: 'a', partition: 'x' },
+      { data: 'b', partition: 'x' },
+      { data: 'c', partition: 'y' },
+    ]);
     const x = await ctx.queen.pop<string>(queue, { group: 'audit', partition: 'x', batch: 10 });
     expect(x!.messages.map((m) => m.data)).toEqual(['a', 'b']);
     expect(x!.consumerGroup).toBe('audit');
@@ -76,7 +94,13 @@ describe('pop and ack', () => {
     expect(err).toBeInstanceOf(AckError);
     expect(err).toBeInstanceOf(QueenError);
     expect(err.code).toBe('ack_refused');
-    expect(err.refused).toMatchObject([{ transactionId: batch.messages[1]!.transactionId, success: false, error: expect.stringMatching(/^Invalid or expired lease: .*pop again/) }]);
+    expect(err.refused).toMatchObject([
+      {
+        transactionId: batch.messages[1]!.transactionId,
+        success: false,
+        error: expect.stringMatching(/^Invalid or expired lease: .*pop again/),
+      },
+    ]);
     expect(err.message).toContain('Invalid or expired lease');
   });
 
@@ -98,7 +122,11 @@ describe('transaction', () => {
     const [from, to] = [unique('tx-from'), unique('tx-to')];
     await ctx.queen.push(from, [{ data: { step: 1 } }]);
     const batch = (await ctx.queen.pop<{ step: number }>(from))!;
-    const res = await ctx.queen.transaction().ack(batch).push(to, [{ data: { step: batch.messages[0]!.data.step + 1 } }]).commit();
+    const res = await ctx.queen
+      .transaction()
+      .ack(batch)
+      .push(to, [{ data: { step: batch.messages[0]!.data.step + 1 } }])
+      .commit();
     expect(res.success).toBe(true);
     expect(res.results.map((r) => r.type)).toEqual(['ack', 'push']);
     expect(await ctx.queen.pop(from)).toBeNull();
@@ -110,7 +138,12 @@ describe('transaction', () => {
     await ctx.queen.push(from, [{ data: 1 }]);
     const batch = (await ctx.queen.pop(from))!;
     await ctx.queen.ack(batch, 'retry');
-    const err = await ctx.queen.transaction().push(to, [{ data: 'never' }]).ack(batch).commit().catch((e) => e);
+    const err = await ctx.queen
+      .transaction()
+      .push(to, [{ data: 'never' }])
+      .ack(batch)
+      .commit()
+      .catch((e) => e);
     expect(err).toMatchObject({ name: 'QueenError', code: 'transaction_failed' });
     expect(await ctx.queen.pop(to)).toBeNull();
   });
@@ -126,7 +159,10 @@ describe('admin', () => {
   it('lists, retries and deletes dead letters', async () => {
     const queue = unique('dlq');
     await ctx.queen.admin.configure({ queue, options: { retryLimit: 0 } });
-    await ctx.queen.push(queue, [{ data: 'one', transactionId: 'd1' }, { data: 'two', transactionId: 'd2' }]);
+    await ctx.queen.push(queue, [
+      { data: 'one', transactionId: 'd1' },
+      { data: 'two', transactionId: 'd2' },
+    ]);
     await ctx.queen.ack((await ctx.queen.pop(queue, { batch: 1 }))!, 'dlq', { error: 'no' });
     await ctx.queen.ack((await ctx.queen.pop(queue, { batch: 1 }))!, 'dlq', { error: 'no' });
     const dead = await ctx.queen.admin.dlq.list({ queue });
@@ -159,7 +195,11 @@ describe('errors', () => {
     const flaky: typeof fetch = async (input, init) => {
       seen.push(String(input));
       n++;
-      if (n === 1) return new Response(JSON.stringify({ error: 'Database unavailable', code: 'database_unavailable' }), { status: 503, headers: { 'retry-after': '1' } });
+      if (n === 1)
+        return new Response(JSON.stringify({ error: 'Database unavailable', code: 'database_unavailable' }), {
+          status: 503,
+          headers: { 'retry-after': '1' },
+        });
       if (n === 2) throw new TypeError('fetch failed');
       return fetch(input, init);
     };
@@ -173,7 +213,8 @@ describe('errors', () => {
   });
 
   it('gives up after `retries` and throws the 503 with its code and retryAfter', async () => {
-    const always503: typeof fetch = async () => new Response(JSON.stringify({ error: 'away', code: 'database_unavailable' }), { status: 503, headers: { 'retry-after': '0' } });
+    const always503: typeof fetch = async () =>
+      new Response(JSON.stringify({ error: 'away', code: 'database_unavailable' }), { status: 503, headers: { 'retry-after': '0' } });
     const err = await new Queen({ url: ctx.broker.url, fetch: always503, retries: 1 }).pop('q').catch((e) => e);
     expect(err).toMatchObject({ status: 503, code: 'database_unavailable', retryAfter: 0, message: 'away' });
   });

@@ -19,7 +19,11 @@ async function until(check: () => boolean, ms = 30_000) {
 
 /** Pushes `n` numbered messages to each partition. */
 async function fill(queue: string, partitions: string[], n: number) {
-  for (const partition of partitions) await ctx.queen.push(queue, Array.from({ length: n }, (_, i) => ({ data: { partition, i }, partition })));
+  for (const partition of partitions)
+    await ctx.queen.push(
+      queue,
+      Array.from({ length: n }, (_, i) => ({ data: { partition, i }, partition })),
+    );
 }
 
 describe('consume', () => {
@@ -104,7 +108,9 @@ describe('consume', () => {
       await proxy.close();
     }
     expect(errors.length).toBeGreaterThan(0);
-    expect(errors.every((e) => (e as { code?: string }).code === 'network_error' || (e as { code?: string }).code === 'ack_refused')).toBe(true);
+    expect(errors.every((e) => (e as { code?: string }).code === 'network_error' || (e as { code?: string }).code === 'ack_refused')).toBe(
+      true,
+    );
     // At least once: the batch whose ack was lost comes again after its lease, in order.
     expect([...new Set(seen)].sort((a, b) => a - b)).toEqual(Array.from({ length: 40 }, (_, i) => i));
     expect(seen.filter((i) => i > 14).every((i, k, a) => k === 0 || a[k - 1]! < i)).toBe(true);

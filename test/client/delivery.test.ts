@@ -4,7 +4,13 @@
 import { randomBytes } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
 import { describe, expect, it } from 'vitest';
-import { deliveryHandler, DeliveryVerificationError, lambdaDeliveryHandler, verifyDelivery, type Delivery } from '../../client/src/index.js';
+import {
+  deliveryHandler,
+  DeliveryVerificationError,
+  lambdaDeliveryHandler,
+  verifyDelivery,
+  type Delivery,
+} from '../../client/src/index.js';
 import type { DeliveryBody } from '../../client/src/wire.js';
 import { functionUrlEvent } from '../../support/lambda.js';
 
@@ -18,9 +24,25 @@ const body: DeliveryBody<{ order: number }> = {
   consumerGroup: 'mailer',
   attempt: 1,
   messages: [
-    { offset: 4, transactionId: 'o-4', messageId: '0193a1b2-0000-7000-8000-000000000004', createdAt: '2026-12-02T01:00:00.000Z', traceId: null, producerSub: 'shop', data: { order: 4 } },
+    {
+      offset: 4,
+      transactionId: 'o-4',
+      messageId: '0193a1b2-0000-7000-8000-000000000004',
+      createdAt: '2026-12-02T01:00:00.000Z',
+      traceId: null,
+      producerSub: 'shop',
+      data: { order: 4 },
+    },
     // A number JSON.stringify would not write back the same way: the signature is over the raw bytes.
-    { offset: 5, transactionId: 'o-5', messageId: '0193a1b2-0000-7000-8000-000000000005', createdAt: '2026-12-02T01:00:01.000Z', traceId: null, producerSub: 'shop', data: { order: 5 } },
+    {
+      offset: 5,
+      transactionId: 'o-5',
+      messageId: '0193a1b2-0000-7000-8000-000000000005',
+      createdAt: '2026-12-02T01:00:01.000Z',
+      traceId: null,
+      producerSub: 'shop',
+      data: { order: 5 },
+    },
   ],
 };
 const raw = JSON.stringify(body).replace('"order":5}', '"order":5.0}');
@@ -28,7 +50,12 @@ const raw = JSON.stringify(body).replace('"order":5}', '"order":5.0}');
 /** The request the dispatcher sends, signed by standardwebhooks with each of `secrets`. */
 function signed(secrets: string[], { id = 'msg_batch1', at = new Date(), text = raw } = {}) {
   const signature = secrets.map((s) => new Webhook(s).sign(id, at, text)).join(' ');
-  return { 'content-type': 'application/json', 'webhook-id': id, 'webhook-timestamp': String(Math.floor(at.getTime() / 1000)), 'webhook-signature': signature };
+  return {
+    'content-type': 'application/json',
+    'webhook-id': id,
+    'webhook-timestamp': String(Math.floor(at.getTime() / 1000)),
+    'webhook-signature': signature,
+  };
 }
 
 const rejection = async (p: Promise<unknown>) => {
@@ -47,7 +74,9 @@ describe('verifyDelivery', () => {
     expect(delivery).toMatchObject({ webhookId: 'msg_batch1', subscription: 'sub-1', partitionId: '7', attempt: 1 });
     expect(delivery.messages.map((m) => m.data.order)).toEqual([4, 5]);
     // As bytes, as a Headers object, and as a whole Request.
-    expect(await verifyDelivery({ headers: new Headers(headers), body: new TextEncoder().encode(raw) }, s)).toMatchObject({ queue: 'orders' });
+    expect(await verifyDelivery({ headers: new Headers(headers), body: new TextEncoder().encode(raw) }, s)).toMatchObject({
+      queue: 'orders',
+    });
     const request = new Request('https://receiver.example/', { method: 'POST', headers, body: raw });
     expect(await verifyDelivery(request, s)).toMatchObject({ queue: 'orders' });
   });
@@ -79,7 +108,8 @@ describe('verifyDelivery', () => {
 });
 
 describe('deliveryHandler', () => {
-  const post = (headers: Record<string, string>, text = raw) => new Request('https://receiver.example/hook', { method: 'POST', headers, body: text });
+  const post = (headers: Record<string, string>, text = raw) =>
+    new Request('https://receiver.example/hook', { method: 'POST', headers, body: text });
 
   it('answers 200 with an empty body when the handler resolves, and gives it the delivery, env and ctx', async () => {
     const s = secret();
@@ -112,7 +142,10 @@ describe('deliveryHandler', () => {
       throw new Error('mailer down');
     });
     const bad = await fetchHandler(post(signed([secret()])), {}, {});
-    expect([bad.status, await bad.json()]).toEqual([401, { error: 'no webhook-signature matches the given secrets', code: 'invalid_signature' }]);
+    expect([bad.status, await bad.json()]).toEqual([
+      401,
+      { error: 'no webhook-signature matches the given secrets', code: 'invalid_signature' },
+    ]);
     expect(calls).toBe(0);
     const failed = await fetchHandler(post(signed([s])), {}, {});
     expect([failed.status, await failed.json()]).toEqual([500, { error: 'mailer down', code: 'handler_failed' }]);
@@ -123,16 +156,26 @@ describe('deliveryHandler', () => {
 describe('lambdaDeliveryHandler', () => {
   it('verifies a function URL event, base64 body or not, and answers as deliveryHandler does', async () => {
     const s = secret();
-    const handler = lambdaDeliveryHandler<{ order: number }>(() => [s], (d) => (d.messages[0]!.data.order === 4 ? { acks: [{ transactionId: 'o-5', status: 'failed', error: 'no' }] } : undefined));
+    const handler = lambdaDeliveryHandler<{ order: number }>(
+      () => [s],
+      (d) => (d.messages[0]!.data.order === 4 ? { acks: [{ transactionId: 'o-5', status: 'failed', error: 'no' }] } : undefined),
+    );
     for (const base64 of [false, true]) {
       const event = functionUrlEvent('POST', '/', { body: raw, base64, headers: signed([s]) });
       const result = await handler(event);
-      expect(result).toEqual({ statusCode: 200, headers: { 'content-type': 'application/json' }, body: '{"acks":[{"transactionId":"o-5","status":"failed","error":"no"}]}' });
+      expect(result).toEqual({
+        statusCode: 200,
+        headers: { 'content-type': 'application/json' },
+        body: '{"acks":[{"transactionId":"o-5","status":"failed","error":"no"}]}',
+      });
     }
     const forged = await handler(functionUrlEvent('POST', '/', { body: raw, headers: signed([secret()]) }));
     expect(forged.statusCode).toBe(401);
     const thrower = lambdaDeliveryHandler(s, () => Promise.reject(new Error('boom')));
-    expect(await thrower(functionUrlEvent('POST', '/', { body: raw, headers: signed([s]) }))).toMatchObject({ statusCode: 500, body: '{"error":"boom","code":"handler_failed"}' });
+    expect(await thrower(functionUrlEvent('POST', '/', { body: raw, headers: signed([s]) }))).toMatchObject({
+      statusCode: 500,
+      body: '{"error":"boom","code":"handler_failed"}',
+    });
     expect(await thrower(functionUrlEvent('GET', '/'))).toMatchObject({ statusCode: 405 });
   });
 });
@@ -142,8 +185,18 @@ describe('the delivery examples', () => {
     const { root } = await import('../support/server.js');
     const worker = (await import(/* @vite-ignore */ `${root}examples/delivery-worker.mjs`)).default;
     const s = secret();
-    const text = JSON.stringify({ ...body, messages: [{ ...body.messages[0], data: { email: 'a@example.com' } }, { ...body.messages[1], data: {} }] });
-    const res: Response = await worker.fetch(new Request('https://w.example/', { method: 'POST', headers: signed([s], { text }), body: text }), { QUEEN_DELIVERY_SECRET: s }, {});
+    const text = JSON.stringify({
+      ...body,
+      messages: [
+        { ...body.messages[0], data: { email: 'a@example.com' } },
+        { ...body.messages[1], data: {} },
+      ],
+    });
+    const res: Response = await worker.fetch(
+      new Request('https://w.example/', { method: 'POST', headers: signed([s], { text }), body: text }),
+      { QUEEN_DELIVERY_SECRET: s },
+      {},
+    );
     expect([res.status, await res.json()]).toEqual([200, { acks: [{ offset: 5, status: 'dlq', error: 'no email address' }] }]);
   });
 
@@ -154,7 +207,8 @@ describe('the delivery examples', () => {
     const before = process.env.QUEEN_DELIVERY_SECRET;
     process.env.QUEEN_DELIVERY_SECRET = `${old},${fresh}`;
     try {
-      for (const s of [old, fresh]) expect((await handler(functionUrlEvent('POST', '/', { body: raw, headers: signed([s]), base64: true }))).statusCode).toBe(200);
+      for (const s of [old, fresh])
+        expect((await handler(functionUrlEvent('POST', '/', { body: raw, headers: signed([s]), base64: true }))).statusCode).toBe(200);
       expect((await handler(functionUrlEvent('POST', '/', { body: raw, headers: signed([secret()]) }))).statusCode).toBe(401);
     } finally {
       if (before === undefined) delete process.env.QUEEN_DELIVERY_SECRET;

@@ -72,12 +72,33 @@ describe.skipIf(testMode() !== 'pg')('the packed queen-serverless-client', () =>
   it('pushes, pops, acks, consumes and commits a transaction from Node 20', async () => {
     await writeFile(join(app(), 'app.mjs'), NODE_APP);
     const { stdout } = await run(process.execPath, ['app.mjs', broker.url, unique('node')], { cwd: app() });
-    expect(JSON.parse(stdout)).toEqual({ pushed: ['queued', 'queued', 'queued'], popped: [1], consumed: [2, 3], moved: true, empty: true, error: 'invalid_item' });
+    expect(JSON.parse(stdout)).toEqual({
+      pushed: ['queued', 'queued', 'queued'],
+      popped: [1],
+      consumed: [2, 3],
+      moved: true,
+      empty: true,
+      error: 'invalid_item',
+    });
   });
 
   it('type-checks a strict TypeScript user file against the packed declarations', async () => {
     await writeFile(join(app(), 'user.ts'), USER_TS);
-    const tsconfig = { compilerOptions: { strict: true, noEmit: true, target: 'ES2022', module: 'NodeNext', moduleResolution: 'NodeNext', lib: ['ES2022', 'DOM'], types: [], skipLibCheck: false, exactOptionalPropertyTypes: true, noUncheckedIndexedAccess: true }, files: ['user.ts'] };
+    const tsconfig = {
+      compilerOptions: {
+        strict: true,
+        noEmit: true,
+        target: 'ES2022',
+        module: 'NodeNext',
+        moduleResolution: 'NodeNext',
+        lib: ['ES2022', 'DOM'],
+        types: [],
+        skipLibCheck: false,
+        exactOptionalPropertyTypes: true,
+        noUncheckedIndexedAccess: true,
+      },
+      files: ['user.ts'],
+    };
     await writeFile(join(app(), 'tsconfig.json'), JSON.stringify(tsconfig));
     const tsc = join(root, 'node_modules/typescript/bin/tsc');
     const result = await run(process.execPath, [tsc, '-p', app()]).catch((err: { stdout: string }) => err);
@@ -92,7 +113,13 @@ describe.skipIf(testMode() !== 'pg')('the packed queen-serverless-client', () =>
     beforeAll(async () => {
       // What wrangler does with a Worker: esbuild bundles it, resolving the package from node_modules.
       await writeFile(join(app(), 'worker.js'), WORKER);
-      await build({ entryPoints: [join(app(), 'worker.js')], bundle: true, format: 'esm', outfile: join(app(), 'dist/worker.js'), logLevel: 'silent' });
+      await build({
+        entryPoints: [join(app(), 'worker.js')],
+        bundle: true,
+        format: 'esm',
+        outfile: join(app(), 'dist/worker.js'),
+        logLevel: 'silent',
+      });
       const port = await portFrom(7380, 7390);
       url = `http://127.0.0.1:${port}`;
       const wrangler = await readWranglerConfig(join(root, 'wrangler.jsonc'));
@@ -117,7 +144,12 @@ describe.skipIf(testMode() !== 'pg')('the packed queen-serverless-client', () =>
       workerd.stdout!.on('data', (d) => (log += d));
       workerd.stderr!.on('data', (d) => (log += d));
       const deadline = Date.now() + 30_000;
-      while (!(await fetch(`${url}/health`).then((r) => r.ok, () => false))) {
+      while (
+        !(await fetch(`${url}/health`).then(
+          (r) => r.ok,
+          () => false,
+        ))
+      ) {
         if (Date.now() > deadline) throw new Error(`workerd never answered:\n${log}`);
         await new Promise((r) => setTimeout(r, 100));
       }
@@ -126,40 +158,99 @@ describe.skipIf(testMode() !== 'pg')('the packed queen-serverless-client', () =>
 
     it('pushes, pops and acks through the client inside a Worker', async () => {
       const res = await fetch(`${url}/demo?queue=${unique('edge')}`);
-      expect(await res.json(), log).toEqual({ pushed: ['queued', 'queued', 'queued'], popped: [{ order: 1 }, { order: 2 }, { order: 3 }], acked: true, empty: true });
+      expect(await res.json(), log).toEqual({
+        pushed: ['queued', 'queued', 'queued'],
+        popped: [{ order: 1 }, { order: 2 }, { order: 3 }],
+        acked: true,
+        empty: true,
+      });
     });
 
     it('receives a delivery signed by standardwebhooks with deliveryHandler: 200 with acks, 401 when forged', async () => {
-      const body = JSON.stringify({ subscription: 's', queue: 'orders', partition: 'p', partitionId: '1', consumerGroup: 'g', attempt: 1, messages: [{ offset: 0, transactionId: 't0', messageId: 'm0', createdAt: new Date().toISOString(), traceId: null, producerSub: null, data: { order: 1 } }, { offset: 1, transactionId: 't1', messageId: 'm1', createdAt: new Date().toISOString(), traceId: null, producerSub: null, data: { order: 'bad' } }] });
+      const body = JSON.stringify({
+        subscription: 's',
+        queue: 'orders',
+        partition: 'p',
+        partitionId: '1',
+        consumerGroup: 'g',
+        attempt: 1,
+        messages: [
+          {
+            offset: 0,
+            transactionId: 't0',
+            messageId: 'm0',
+            createdAt: new Date().toISOString(),
+            traceId: null,
+            producerSub: null,
+            data: { order: 1 },
+          },
+          {
+            offset: 1,
+            transactionId: 't1',
+            messageId: 'm1',
+            createdAt: new Date().toISOString(),
+            traceId: null,
+            producerSub: null,
+            data: { order: 'bad' },
+          },
+        ],
+      });
       const now = new Date();
-      const headers = (secret: string) => ({ 'content-type': 'application/json', 'webhook-id': 'msg_1', 'webhook-timestamp': String(Math.floor(now.getTime() / 1000)), 'webhook-signature': new Webhook(secret).sign('msg_1', now, body) });
+      const headers = (secret: string) => ({
+        'content-type': 'application/json',
+        'webhook-id': 'msg_1',
+        'webhook-timestamp': String(Math.floor(now.getTime() / 1000)),
+        'webhook-signature': new Webhook(secret).sign('msg_1', now, body),
+      });
       const ok = await fetch(`${url}/hook`, { method: 'POST', headers: headers(SECRET), body });
       expect([ok.status, await ok.json()], log).toEqual([200, { acks: [{ offset: 1, status: 'dlq', error: 'order is not a number' }] }]);
-      const forged = await fetch(`${url}/hook`, { method: 'POST', headers: headers(`whsec_${Buffer.from('another secret entirely, 32 b!').toString('base64')}`), body });
+      const forged = await fetch(`${url}/hook`, {
+        method: 'POST',
+        headers: headers(`whsec_${Buffer.from('another secret entirely, 32 b!').toString('base64')}`),
+        body,
+      });
       expect(forged.status).toBe(401);
     });
   });
 
-  it.skipIf(!existsSync(CHROMIUM))(`works in headless Chromium from another origin with QUEEN_CORS_ORIGINS (skipped when ${CHROMIUM} is absent: apt-get install -y chromium)`, async () => {
-    const { chromium } = await import('playwright-core');
-    const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
-    try {
-      const tab = await browser.newPage();
-      const failures: string[] = [];
-      tab.on('console', (m) => m.type() === 'error' && failures.push(m.text()));
-      await tab.goto(pageOrigin);
-      const now = new Date();
-      const body = '{"subscription":"s","queue":"q","partition":"p","partitionId":"1","consumerGroup":"g","attempt":2,"messages":[]}';
-      const signature = new Webhook(SECRET).sign('msg_b', now, body);
-      await tab.waitForFunction(() => 'run' in window);
-      const result = await tab.evaluate((a) => (window as unknown as { run(a: unknown): Promise<unknown> }).run(a), { url: broker.url, queue: unique('browser'), secret: SECRET, body, signature, timestamp: String(Math.floor(now.getTime() / 1000)) });
-      expect(result, failures.join('\n')).toEqual({ origin: pageOrigin, pushed: ['queued', 'queued'], consumed: ['a', 'b'], empty: true, verified: 2 });
-    } finally {
-      await browser.close();
-    }
-  }, 60_000);
+  it.skipIf(!existsSync(CHROMIUM))(
+    `works in headless Chromium from another origin with QUEEN_CORS_ORIGINS (skipped when ${CHROMIUM} is absent: apt-get install -y chromium)`,
+    async () => {
+      const { chromium } = await import('playwright-core');
+      const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
+      try {
+        const tab = await browser.newPage();
+        const failures: string[] = [];
+        tab.on('console', (m) => m.type() === 'error' && failures.push(m.text()));
+        await tab.goto(pageOrigin);
+        const now = new Date();
+        const body = '{"subscription":"s","queue":"q","partition":"p","partitionId":"1","consumerGroup":"g","attempt":2,"messages":[]}';
+        const signature = new Webhook(SECRET).sign('msg_b', now, body);
+        await tab.waitForFunction(() => 'run' in window);
+        const result = await tab.evaluate((a) => (window as unknown as { run(a: unknown): Promise<unknown> }).run(a), {
+          url: broker.url,
+          queue: unique('browser'),
+          secret: SECRET,
+          body,
+          signature,
+          timestamp: String(Math.floor(now.getTime() / 1000)),
+        });
+        expect(result, failures.join('\n')).toEqual({
+          origin: pageOrigin,
+          pushed: ['queued', 'queued'],
+          consumed: ['a', 'b'],
+          empty: true,
+          verified: 2,
+        });
+      } finally {
+        await browser.close();
+      }
+    },
+    60_000,
+  );
 
-  if (!existsSync(CHROMIUM)) console.warn(`the Chromium test is skipped: ${CHROMIUM} is absent (apt-get install -y chromium; .ci/run installs it)`);
+  if (!existsSync(CHROMIUM))
+    console.warn(`the Chromium test is skipped: ${CHROMIUM} is absent (apt-get install -y chromium; .ci/run installs it)`);
 });
 
 // The page: the bare specifier resolves through its import map, as a bundler would resolve it.

@@ -64,11 +64,24 @@ describe('queen-serverless-client with push delivery, behind the real dispatcher
     expect(created.options).toMatchObject({ batchSize: 5, headers: ['x-team'] });
     hook.secrets = [created.secret];
 
-    await queen.push('client-hooked', [1, 2, 3].map((n) => ({ data: { n }, partition: 'p1' })));
+    await queen.push(
+      'client-hooked',
+      [1, 2, 3].map((n) => ({ data: { n }, partition: 'p1' })),
+    );
     await waitFor('three messages delivered', () => hook.deliveries.flatMap((d) => d.messages).length >= 3, 20_000);
     const messages = hook.deliveries.flatMap((d) => d.messages);
-    expect(messages.map((m) => [m.offset, m.data.n])).toEqual([[0, 1], [1, 2], [2, 3]]);
-    expect(hook.deliveries[0]).toMatchObject({ subscription: created.id, queue: 'client-hooked', partition: 'p1', consumerGroup: 'mailer', attempt: 1 });
+    expect(messages.map((m) => [m.offset, m.data.n])).toEqual([
+      [0, 1],
+      [1, 2],
+      [2, 3],
+    ]);
+    expect(hook.deliveries[0]).toMatchObject({
+      subscription: created.id,
+      queue: 'client-hooked',
+      partition: 'p1',
+      consumerGroup: 'mailer',
+      attempt: 1,
+    });
     expect(hook.raw[0]!.headers['x-team']).toBe('mail');
     // The same request checks out with the Standard Webhooks library, not only with ours.
     expect(new Webhook(created.secret).verify(hook.raw[0]!.body, hook.raw[0]!.headers)).toMatchObject({ subscription: created.id });
@@ -104,11 +117,18 @@ describe('queen-serverless-client with push delivery, behind the real dispatcher
       const bad = d.messages.find((m) => m.data.n === 2 && refused++ === 0);
       return bad ? { acks: [{ offset: bad.offset, status: 'dlq', error: 'card declined' }] } : undefined;
     };
-    await queen.push('client-acks', [1, 2, 3].map((n) => ({ data: { n }, partition: 'eu' })));
-    await waitFor('two delivered and one dead-lettered', async () => {
-      const s = await queen.admin.subscriptions.get(created.id);
-      return s.delivered === 2 && s.deadLettered === 1;
-    }, 20_000);
+    await queen.push(
+      'client-acks',
+      [1, 2, 3].map((n) => ({ data: { n }, partition: 'eu' })),
+    );
+    await waitFor(
+      'two delivered and one dead-lettered',
+      async () => {
+        const s = await queen.admin.subscriptions.get(created.id);
+        return s.delivered === 2 && s.deadLettered === 1;
+      },
+      20_000,
+    );
     const dead = await queen.admin.dlq.list<{ n: number }>({ queue: 'client-acks', consumerGroup: 'billing' });
     expect(dead.messages.map((m) => [m.data, m.errorMessage])).toEqual([[{ n: 2 }, 'card declined']]);
 

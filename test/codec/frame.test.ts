@@ -1,14 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { CorruptSegmentError, InvalidFrameError } from '../../lib/codec/errors.js';
-import {
-  bytesToUuid,
-  locateFrames,
-  packFrames,
-  readFrame,
-  unpackFrames,
-  uuidToBytes,
-  type Frame,
-} from '../../lib/codec/frame.js';
+import { bytesToUuid, locateFrames, packFrames, readFrame, unpackFrames, uuidToBytes, type Frame } from '../../lib/codec/frame.js';
 
 const enc = new TextEncoder();
 

@@ -2,13 +2,7 @@ import { createXXHash64, type IHasher } from 'hash-wasm';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { CorruptSegmentError, InvalidFrameError } from '../../lib/codec/errors.js';
 import { packFrames, type Frame } from '../../lib/codec/frame.js';
-import {
-  countFrames,
-  decodeSegment,
-  decompressSegment,
-  encodeSegment,
-  type Decompressor,
-} from '../../lib/codec/segment.js';
+import { countFrames, decodeSegment, decompressSegment, encodeSegment, type Decompressor } from '../../lib/codec/segment.js';
 import { ensureZstd, getZstd } from '../../lib/codec/zstd.js';
 
 const enc = new TextEncoder();
@@ -45,7 +39,7 @@ function parseZstdFrame(blob: Uint8Array) {
     if (fcsBytes === 2) contentSize += 256;
   }
   pos += fcsBytes;
-  for (let last = 0; !last; ) {
+  for (let last = 0; !last;) {
     const header = blob[pos]! | (blob[pos + 1]! << 8) | (blob[pos + 2]! << 16);
     last = header & 1;
     const type = (header >> 1) & 3;
@@ -120,7 +114,11 @@ describe('encodeSegment', () => {
     expect(getZstd()!.decompress(blob)).toEqual(packed);
     for (const d of decompressors) expect(decompressSegment(blob, d)).toEqual(packed);
     const [m] = decodeSegment(blob, 7, 7, 7);
-    expect([m!.offset, m!.transactionId, new TextDecoder().decode(m!.payload)]).toEqual([7, small[0]!.transactionId, '{"message":"Hello World","partition_id":7}']);
+    expect([m!.offset, m!.transactionId, new TextDecoder().decode(m!.payload)]).toEqual([
+      7,
+      small[0]!.transactionId,
+      '{"message":"Hello World","partition_id":7}',
+    ]);
     // Read without the compressor, and still checked: any changed byte is a CorruptSegmentError.
     for (let i = 0; i < blob.length; i++) {
       const bad = blob.slice();

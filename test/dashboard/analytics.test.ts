@@ -34,7 +34,7 @@ beforeAll(async () => {
 const ops = async (query = '') => (await api.call('GET', `/api/v1/analytics/queue-ops${query}`)).body;
 
 describe('GET /api/v1/analytics/queue-ops', () => {
-  it('gives one row per queue and minute with activity, oldest first, with Queen\'s keys', async () => {
+  it("gives one row per queue and minute with activity, oldest first, with Queen's keys", async () => {
     const body = await ops();
     expect(body.bucketMinutes).toBe(1);
     expect(body.queues).toEqual(['ops.a', 'ops.b', 'ops.old']);
@@ -42,7 +42,18 @@ describe('GET /api/v1/analytics/queue-ops', () => {
     expect(keys).toEqual([...keys].sort());
     for (const r of body.series) {
       expect(r.bucket).toMatch(BUCKET);
-      for (const k of ['pushRequests', 'popMessages', 'popEmpty', 'ackRequests', 'ackFailed', 'transactions', 'popPerSecond', 'emptyPerSecond', 'parkedCount']) expect(r[k]).toBeNull();
+      for (const k of [
+        'pushRequests',
+        'popMessages',
+        'popEmpty',
+        'ackRequests',
+        'ackFailed',
+        'transactions',
+        'popPerSecond',
+        'emptyPerSecond',
+        'parkedCount',
+      ])
+        expect(r[k]).toBeNull();
       expect(r.partitionsDeleted).toBe(0);
       expect(typeof r.pushPerSecond).toBe('number');
     }
@@ -67,7 +78,7 @@ describe('GET /api/v1/analytics/queue-ops', () => {
     expect(consumed.maxLagMs).toBeGreaterThan(0);
   });
 
-  it('shows the caller\'s tenant only', async () => {
+  it("shows the caller's tenant only", async () => {
     const mine = (await ops('?queue=ops.a')).series.reduce((n: number, r: any) => n + r.pushMessages, 0);
     expect(mine).toBe(6);
     const theirs = (await other.call('GET', '/api/v1/analytics/queue-ops')).body;
@@ -122,7 +133,17 @@ describe('GET /api/v1/analytics/worker-metrics', () => {
     expect(body.timeSeries.length).toBe(body.pointCount);
     for (const r of body.timeSeries) {
       expect(r.timestamp).toMatch(BUCKET);
-      for (const k of ['popMessages', 'popPerSecond', 'avgEventLoopLagMs', 'dbConnections', 'avgFreeSlots', 'avgJobQueueSize', 'dbErrors', 'ackFailed']) expect(r[k]).toBeNull();
+      for (const k of [
+        'popMessages',
+        'popPerSecond',
+        'avgEventLoopLagMs',
+        'dbConnections',
+        'avgFreeSlots',
+        'avgJobQueueSize',
+        'dbErrors',
+        'ackFailed',
+      ])
+        expect(r[k]).toBeNull();
     }
     expect(body.timeSeries.reduce((n: number, r: any) => n + r.pushMessages, 0)).toBe(4 + 1 + 3 + 2);
     expect(body.timeSeries.reduce((n: number, r: any) => n + r.ackMessages, 0)).toBe(3);
@@ -145,14 +166,15 @@ describe('the routes of replicas and processes a serverless deployment does not 
 });
 
 describe('GET /api/v1/analytics/postgres-stats', () => {
-  it('shows PostgreSQL\'s own statistics for the queen schema, numbers as numbers', async () => {
+  it("shows PostgreSQL's own statistics for the queen schema, numbers as numbers", async () => {
     const { status, body } = await api.call('GET', '/api/v1/analytics/postgres-stats');
     expect(status).toBe(200);
     expect(body.database).toBe((await db().query<{ d: string }>('SELECT current_database() AS d'))[0]!.d);
     const sizes = Object.fromEntries(body.tableSizes.map((t: any) => [t.table, t]));
     expect(sizes.log_segments.totalSizeBytes).toBeGreaterThan(0);
     expect(typeof sizes.log_segments.totalSize).toBe('string');
-    for (const key of ['tableCache', 'indexCache', 'deadTuples', 'hotUpdates', 'activeQueries', 'autovacuumStatus', 'bufferUsage']) expect(Array.isArray(body[key])).toBe(true);
+    for (const key of ['tableCache', 'indexCache', 'deadTuples', 'hotUpdates', 'activeQueries', 'autovacuumStatus', 'bufferUsage'])
+      expect(Array.isArray(body[key])).toBe(true);
     expect(body.tableCache.every((t: any) => typeof t.table === 'string' && typeof t.cacheHits === 'number')).toBe(true);
     expect(typeof body.bufferConfig.sharedBuffersSize).toBe('string');
   });

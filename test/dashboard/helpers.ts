@@ -73,7 +73,12 @@ export async function segmentsPerMinute(db: Database, queue: string) {
       WHERE q.name = $1 GROUP BY 1 ORDER BY 1 DESC`,
     [queue],
   );
-  return rows.map((r) => ({ minutesAgo: Number(r.minutes_ago), messages: Number(r.messages), segments: Number(r.segments), bytes: Number(r.bytes) }));
+  return rows.map((r) => ({
+    minutesAgo: Number(r.minutes_ago),
+    messages: Number(r.messages),
+    segments: Number(r.segments),
+    bytes: Number(r.bytes),
+  }));
 }
 
 /** Waits out the last seconds of a minute (PostgreSQL's clock), so a test's "this minute" stays one minute. */
@@ -96,7 +101,9 @@ export async function letMinutesPass(db: Database, minutes: number) {
             consumed_total, consumed
        FROM moved`,
   );
-  await db.query(`UPDATE queen.minute_stats_state SET started_at = started_at ${back}, rolled_to = rolled_to ${back}, sampled_at = sampled_at ${back}`);
+  await db.query(
+    `UPDATE queen.minute_stats_state SET started_at = started_at ${back}, rolled_to = rolled_to ${back}, sampled_at = sampled_at ${back}`,
+  );
   for (const [table, columns] of [
     ['log_segments', ['created_at']],
     ['log_txns', ['created_at']],

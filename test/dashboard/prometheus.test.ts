@@ -15,7 +15,10 @@ const WEIRD = 'we"ird\\queue';
 function strictParse(text: string): Map<string, ParsedFamily> {
   const families = parsePrometheus(text);
   const names = families.map((f) => f.name);
-  expect(names.filter((n, i) => names.indexOf(n) !== i), 'families that appear more than once').toEqual([]);
+  expect(
+    names.filter((n, i) => names.indexOf(n) !== i),
+    'families that appear more than once',
+  ).toEqual([]);
   for (const f of families) {
     expect(['GAUGE', 'COUNTER'], `${f.name} has a TYPE`).toContain(f.type);
     expect(f.help, `${f.name} has a HELP`).not.toBe('');
@@ -52,13 +55,13 @@ beforeAll(async () => {
 });
 
 describe('GET /metrics/prometheus', () => {
-  it('is valid text format for a real parser, and the strict reading rejects Queen\'s interleaved families', async () => {
+  it("is valid text format for a real parser, and the strict reading rejects Queen's interleaved families", async () => {
     strictParse(await scrape());
     const interleaved = '# HELP a x\n# TYPE a gauge\n# HELP b y\n# TYPE b gauge\na{queue="q1"} 1\nb{queue="q1"} 2\na{queue="q2"} 3\n';
     expect(() => strictParse(interleaved)).toThrow(/more than once/);
   });
 
-  it('gives every partition\'s last_offset and log_start, escaping label values', async () => {
+  it("gives every partition's last_offset and log_start, escaping label values", async () => {
     const f = strictParse(await scrape());
     const rows = await db().query<{ queue: string; partition: string; last_offset: string; log_start: string }>(
       `SELECT q.name AS queue, p.name AS partition, p.last_offset, p.log_start FROM queen.log_partitions p
@@ -74,7 +77,15 @@ describe('GET /metrics/prometheus', () => {
 
   it('gives per-queue totals: held, pushed, dead letters, segments with their bytes, sidecar bytes', async () => {
     const f = strictParse(await scrape());
-    const truth = await db().query<{ queue: string; held: string; pushed: string; segments: string; bytes: string; sidecar: string; dead: string }>(
+    const truth = await db().query<{
+      queue: string;
+      held: string;
+      pushed: string;
+      segments: string;
+      bytes: string;
+      sidecar: string;
+      dead: string;
+    }>(
       `SELECT q.name AS queue,
               (SELECT sum(p.last_offset - p.log_start + 1) FROM queen.log_partitions p WHERE p.queue_id = q.id) AS held,
               (SELECT sum(p.last_offset + 1) FROM queen.log_partitions p WHERE p.queue_id = q.id) AS pushed,
@@ -101,11 +112,15 @@ describe('GET /metrics/prometheus', () => {
     expect(f.get('queen_queue_pushed_messages_total')!.type).toBe('COUNTER');
   });
 
-  it('gives each consumer group\'s lag, oldest unconsumed age, leases and consumption', async () => {
-    const before = Number((await db().query<{ s: string }>(
-      `SELECT extract(epoch FROM now() - min(s.created_at)) AS s FROM queen.log_segments s JOIN queen.log_partitions p ON p.id = s.partition_id
+  it("gives each consumer group's lag, oldest unconsumed age, leases and consumption", async () => {
+    const before = Number(
+      (
+        await db().query<{ s: string }>(
+          `SELECT extract(epoch FROM now() - min(s.created_at)) AS s FROM queen.log_segments s JOIN queen.log_partitions p ON p.id = s.partition_id
          JOIN queen.queues q ON q.id = p.queue_id WHERE q.name = 'prom.orders' AND p.name = 'b'`,
-    ))[0]!.s);
+        )
+      )[0]!.s,
+    );
     const f = strictParse(await scrape());
     const billing = { queue: 'prom.orders', consumer_group: 'billing' };
     // a: 6 pushed, 5 consumed; b: 3 pushed, 2 leased.
@@ -120,10 +135,14 @@ describe('GET /metrics/prometheus', () => {
     expect(sample(f, 'queen_consumer_lag_messages', { queue: 'prom.dead', consumer_group: '__QUEUE_MODE__' })).toBe(1);
   });
 
-  it('shows only the caller\'s tenant, and database-wide table sizes only to an admin', async () => {
+  it("shows only the caller's tenant, and database-wide table sizes only to an admin", async () => {
     const mine = await scrape();
     expect(mine).not.toContain('prom.secret');
-    expect(strictParse(mine).get('queen_table_bytes')!.metrics.map((m) => m.labels?.table)).toContain('log_segments');
+    expect(
+      strictParse(mine)
+        .get('queen_table_bytes')!
+        .metrics.map((m) => m.labels?.table),
+    ).toContain('log_segments');
     const theirs = strictParse(await scrape(other));
     expect(sample(theirs, 'queen_queue_messages', { queue: 'prom.secret' })).toBe(5);
     expect(sample(theirs, 'queen_partitions')).toBe(1);
@@ -135,13 +154,15 @@ describe('GET /metrics/prometheus', () => {
     const text = await scrape(capped);
     const f = strictParse(text);
     expect(f.has('queen_partition_last_offset')).toBe(false);
-    expect(text).toMatch(/^# queen_partition_last_offset and queen_partition_log_start omitted: 4 partitions exceed QUEEN_METRICS_PARTITION_SERIES=3$/m);
+    expect(text).toMatch(
+      /^# queen_partition_last_offset and queen_partition_log_start omitted: 4 partitions exceed QUEEN_METRICS_PARTITION_SERIES=3$/m,
+    );
     expect(sample(f, 'queen_queue_messages', { queue: 'prom.orders' })).toBe(9);
   });
 });
 
 describe('GET /metrics', () => {
-  it('answers Queen\'s JSON keys with the tenant\'s lifetime pushes and null for what is not counted', async () => {
+  it("answers Queen's JSON keys with the tenant's lifetime pushes and null for what is not counted", async () => {
     const { status, body } = await api.call('GET', '/metrics');
     expect(status).toBe(200);
     expect(body.messages.total).toBe(12);

@@ -56,7 +56,15 @@ describe('gauges', () => {
     let sampled = (await statsRows(db(), 'roll-gauge')).filter((r) => r.sampled);
     expect(sampled).toHaveLength(1);
     // A queue created after the rollup began: its first sample's consumption is all it ever had.
-    expect(sampled[0]).toMatchObject({ minutesAgo: 0, partitions: 1, held: 4, lag_messages: 0, lagging_pairs: 0, consumed_total: 0, consumed: 0 });
+    expect(sampled[0]).toMatchObject({
+      minutesAgo: 0,
+      partitions: 1,
+      held: 4,
+      lag_messages: 0,
+      lagging_pairs: 0,
+      consumed_total: 0,
+      consumed: 0,
+    });
 
     await api.popQueue('roll-gauge', { consumerGroup: 'g', batch: 3, autoAck: true });
     const leased = await api.popQueue('roll-gauge', { batch: 2 });
@@ -129,14 +137,45 @@ describe('retention by rule', () => {
 
     const report = await runRetention(db());
     const byQueue = Object.fromEntries(report.queues.map((q) => [q.queue, q]));
-    expect(byQueue['roll-time']).toMatchObject({ messagesDeleted: 3, retentionMessages: 3, completedRetentionMessages: 0, evictionMessages: 0 });
-    expect(byQueue['roll-done']).toMatchObject({ messagesDeleted: 4, retentionMessages: 0, completedRetentionMessages: 4, evictionMessages: 0 });
-    expect(byQueue['roll-evict']).toMatchObject({ partitions: 2, messagesDeleted: 3, retentionMessages: 0, completedRetentionMessages: 0, evictionMessages: 3 });
+    expect(byQueue['roll-time']).toMatchObject({
+      messagesDeleted: 3,
+      retentionMessages: 3,
+      completedRetentionMessages: 0,
+      evictionMessages: 0,
+    });
+    expect(byQueue['roll-done']).toMatchObject({
+      messagesDeleted: 4,
+      retentionMessages: 0,
+      completedRetentionMessages: 4,
+      evictionMessages: 0,
+    });
+    expect(byQueue['roll-evict']).toMatchObject({
+      partitions: 2,
+      messagesDeleted: 3,
+      retentionMessages: 0,
+      completedRetentionMessages: 0,
+      evictionMessages: 3,
+    });
 
     const current = async (queue: string) => (await statsRows(db(), queue)).find((r) => r.minutesAgo === 0)!;
-    expect(await current('roll-time')).toMatchObject({ retention_messages: 3, completed_retention_messages: 0, eviction_messages: 0, retention_events: 1 });
-    expect(await current('roll-done')).toMatchObject({ retention_messages: 0, completed_retention_messages: 4, eviction_messages: 0, retention_events: 1 });
-    expect(await current('roll-evict')).toMatchObject({ retention_messages: 0, completed_retention_messages: 0, eviction_messages: 3, retention_events: 2 });
+    expect(await current('roll-time')).toMatchObject({
+      retention_messages: 3,
+      completed_retention_messages: 0,
+      eviction_messages: 0,
+      retention_events: 1,
+    });
+    expect(await current('roll-done')).toMatchObject({
+      retention_messages: 0,
+      completed_retention_messages: 4,
+      eviction_messages: 0,
+      retention_events: 1,
+    });
+    expect(await current('roll-evict')).toMatchObject({
+      retention_messages: 0,
+      completed_retention_messages: 0,
+      eviction_messages: 3,
+      retention_events: 2,
+    });
   });
 });
 

@@ -29,7 +29,13 @@ beforeAll(async () => {
   await rollupMinuteStats(db());
   await api.popQueue('shop.orders', { consumerGroup: 'billing', batch: 3, autoAck: true }, 'eu');
   const m = (await api.popQueue('shop.payments', { batch: 1 })).body.messages[0]!;
-  await api.ack({ transactionId: m.transactionId, partitionId: m.partitionId, leaseId: m.leaseId, status: 'failed', error: 'card declined' });
+  await api.ack({
+    transactionId: m.transactionId,
+    partitionId: m.partitionId,
+    leaseId: m.leaseId,
+    status: 'failed',
+    error: 'card declined',
+  });
   await letMinutesPass(db(), 3);
   await rollupMinuteStats(db());
   await letMinutesPass(db(), 2);
@@ -52,7 +58,8 @@ describe('GET /api/v1/status', () => {
     expect(s.messages.batchEfficiency).toEqual({ push: expect.any(Number), pop: null, ack: null });
     for (const row of s.throughput) {
       expect(row.timestamp).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:00Z$/);
-      for (const k of ['ingested', 'processed', 'ingestedPerSecond', 'processedPerSecond', 'avgLagMs', 'maxLagMs', 'dlqCount']) expect(typeof row[k]).toBe('number');
+      for (const k of ['ingested', 'processed', 'ingestedPerSecond', 'processedPerSecond', 'avgLagMs', 'maxLagMs', 'dlqCount'])
+        expect(typeof row[k]).toBe('number');
       for (const k of ['popMessages', 'popPerSecond', 'avgEventLoopLagMs', 'queenCpuUserPct', 'dbPoolSize']) expect(row[k]).toBeNull();
     }
     expect(s.throughput.map((r: any) => r.timestamp)).toEqual([...s.throughput.map((r: any) => r.timestamp)].sort().reverse());
@@ -89,16 +96,21 @@ describe('GET /api/v1/status', () => {
 
   it('gives depth, leases and dead letters as they are now', async () => {
     const { body } = await api.call('GET', '/api/v1/status');
-    const dead = await scalar("SELECT count(*) FROM queen.log_dlq d JOIN queen.log_partitions p ON p.id = d.partition_id JOIN queen.queues q ON q.id = p.queue_id WHERE q.tenant_id = 'default'");
+    const dead = await scalar(
+      "SELECT count(*) FROM queen.log_dlq d JOIN queen.log_partitions p ON p.id = d.partition_id JOIN queen.queues q ON q.id = p.queue_id WHERE q.tenant_id = 'default'",
+    );
     expect(dead).toBe(1);
     // held 10; pending: eu 2, us 3 - 2 leased, payments 1; processing 2; completed: eu 3.
     expect(body.messages).toMatchObject({ total: 10, pending: 2 + 1 + 1, processing: 2, completed: 3, failed: null, deadLetter: 1 });
     expect(body.leases).toEqual({ active: 1, partitionsWithLeases: 1, totalBatchSize: 2, totalAcked: 0 });
     expect(body.deadLetterQueue).toEqual({ totalMessages: 1, affectedPartitions: 1, topErrors: [{ error: 'card declined', count: 1 }] });
-    expect(body.queues.map((q: any) => [q.name, q.partitions, q.totalConsumed])).toEqual([['shop.orders', 2, 3], ['shop.payments', 1, 1]]);
+    expect(body.queues.map((q: any) => [q.name, q.partitions, q.totalConsumed])).toEqual([
+      ['shop.orders', 2, 3],
+      ['shop.payments', 1, 1],
+    ]);
   });
 
-  it('scopes everything to the queue, namespace or task asked for, and to the caller\'s tenant', async () => {
+  it("scopes everything to the queue, namespace or task asked for, and to the caller's tenant", async () => {
     const one = (await api.call('GET', '/api/v1/status?queue=shop.payments')).body;
     expect(one.queues.map((q: any) => q.name)).toEqual(['shop.payments']);
     expect(one.messages.total).toBe(2);
@@ -117,9 +129,14 @@ describe('GET /api/v1/status', () => {
     }
   });
 
-  it('picks Queen\'s bucket widths for 6 h, 24 h and 7 d windows', async () => {
+  it("picks Queen's bucket widths for 6 h, 24 h and 7 d windows", async () => {
     const now = Date.now();
-    for (const [hours, width] of [[6, 5], [24, 15], [24 * 7, 60], [24 * 30, 360]] as const) {
+    for (const [hours, width] of [
+      [6, 5],
+      [24, 15],
+      [24 * 7, 60],
+      [24 * 30, 360],
+    ] as const) {
       const q = `from=${new Date(now - hours * 3600_000).toISOString()}&to=${new Date(now).toISOString()}`;
       const { body } = await api.call('GET', `/api/v1/status?${q}`);
       expect([hours, body.bucketMinutes]).toEqual([hours, width]);
@@ -130,12 +147,17 @@ describe('GET /api/v1/status', () => {
 });
 
 describe('GET /api/v1/status/queues', () => {
-  it('lists the tenant\'s queues newest first with Queen\'s message counts (pending includes leased)', async () => {
+  it("lists the tenant's queues newest first with Queen's message counts (pending includes leased)", async () => {
     const { status, body } = await api.call('GET', '/api/v1/status/queues?limit=500');
     expect(status).toBe(200);
     expect(body.pagination).toEqual({ limit: 500, offset: 0 });
     expect(body.queues.map((q: any) => q.name)).toEqual(['shop.payments', 'shop.orders']);
-    expect(body.queues[1]).toMatchObject({ namespace: 'shop', task: 'orders', partitions: 2, messages: { total: 8, pending: 2 + 3, processing: 2, completed: 3 } });
+    expect(body.queues[1]).toMatchObject({
+      namespace: 'shop',
+      task: 'orders',
+      partitions: 2,
+      messages: { total: 8, pending: 2 + 3, processing: 2, completed: 3 },
+    });
     expect((await api.call('GET', '/api/v1/status/queues?limit=1&offset=1')).body.queues.map((q: any) => q.name)).toEqual(['shop.orders']);
     expect((await api.call('GET', '/api/v1/status/queues?namespace=nope')).body.queues).toEqual([]);
     expect((await api.call('GET', '/api/v1/status/queues?limit=0')).status).toBe(400);
@@ -146,21 +168,35 @@ describe('GET /api/v1/status/queues/:queue', () => {
   it('details the queue, its configuration and each partition as QueueDetail reads them', async () => {
     const { status, body } = await api.call('GET', '/api/v1/status/queues/shop.orders');
     expect(status).toBe(200);
-    expect(body.queue).toMatchObject({ name: 'shop.orders', namespace: 'shop', task: 'orders', priority: 0, config: { leaseTime: 300, retryLimit: 3, deadLetterQueue: true, ttl: 0, maxQueueSize: 0 } });
+    expect(body.queue).toMatchObject({
+      name: 'shop.orders',
+      namespace: 'shop',
+      task: 'orders',
+      priority: 0,
+      config: { leaseTime: 300, retryLimit: 3, deadLetterQueue: true, ttl: 0, maxQueueSize: 0 },
+    });
     const [eu, us] = body.partitions;
     expect(eu).toMatchObject({ name: 'eu', lastOffset: 4, logStart: 0, cursor: { totalConsumed: 3, batchesConsumed: null } });
     expect(eu.stats).toEqual({ total: 5, pending: 2, processing: 0, completed: 3, failed: null, deadLetter: 0 });
     expect(us.stats).toEqual({ total: 3, pending: 1, processing: 2, completed: 0, failed: null, deadLetter: 0 });
     expect(eu.messages).toEqual(eu.stats);
     const seg = async (partition: string, offset: number) =>
-      (await db().query<{ t: Date }>(
-        `SELECT queen.segment_time_at(p.id, $2) AS t FROM queen.log_partitions p JOIN queen.queues q ON q.id = p.queue_id WHERE q.name = 'shop.orders' AND p.name = $1`,
-        [partition, offset],
-      ))[0]!.t.toISOString();
+      (
+        await db().query<{ t: Date }>(
+          `SELECT queen.segment_time_at(p.id, $2) AS t FROM queen.log_partitions p JOIN queen.queues q ON q.id = p.queue_id WHERE q.name = 'shop.orders' AND p.name = $1`,
+          [partition, offset],
+        )
+      )[0]!.t.toISOString();
     expect(eu.oldestMessage).toBe(await seg('eu', 3));
     expect(eu.newestMessage).toBe(await seg('eu', 4));
     expect(us.lastActivity).not.toBeNull();
-    expect(body.totals).toMatchObject({ total: 8, pending: 3, processing: 2, completed: 3, messages: { total: 8, pending: 3, processing: 2, completed: 3, deadLetter: 0 } });
+    expect(body.totals).toMatchObject({
+      total: 8,
+      pending: 3,
+      processing: 2,
+      completed: 3,
+      messages: { total: 8, pending: 3, processing: 2, completed: 3, deadLetter: 0 },
+    });
   });
 
   it('is a 404 for a queue the tenant does not have, even when another tenant has it', async () => {
@@ -183,8 +219,12 @@ describe('GET /api/v1/status/analytics', () => {
   });
 
   // 80 years of minutes is 42 million points: the fuzz saw that answer 500 after two minutes.
-  it('refuses a window of more than a week of minutes\' points, and answers one of exactly that', async () => {
-    for (const q of ['from=2020-01-01T00:00:00Z&to=2100-01-01T00:00:00Z&interval=minute', 'from=1990-01-01T00:00:00Z&interval=day', 'to=2100-01-01T00:00:00Z&from=1900-01-01&interval=hour']) {
+  it("refuses a window of more than a week of minutes' points, and answers one of exactly that", async () => {
+    for (const q of [
+      'from=2020-01-01T00:00:00Z&to=2100-01-01T00:00:00Z&interval=minute',
+      'from=1990-01-01T00:00:00Z&interval=day',
+      'to=2100-01-01T00:00:00Z&from=1900-01-01&interval=hour',
+    ]) {
       const res = await api.call('GET', `/api/v1/status/analytics?${q}`);
       expect([q, res.status, res.body.code]).toEqual([q, 400, 'invalid_query']);
       expect(res.body.error).toMatch(/at most 10080 points/);

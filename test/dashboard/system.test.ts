@@ -9,7 +9,7 @@ const reader = testClient(db, { as: { tenant: 'maint-a', role: 'read-only', sub:
 const neighbour = testClient(db, { as: { tenant: 'maint-b' } });
 
 describe('GET/POST /api/v1/system/maintenance', () => {
-  it('reads off by default, in the shape every page\'s header polls, buffer figures all true zeros', async () => {
+  it("reads off by default, in the shape every page's header polls, buffer figures all true zeros", async () => {
     const res = await reader.call('GET', '/api/v1/system/maintenance');
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({
@@ -24,15 +24,31 @@ describe('GET/POST /api/v1/system/maintenance', () => {
   it('switches push and pop maintenance separately and stores them per tenant', async () => {
     const on = await admin.call('POST', '/api/v1/system/maintenance', { enabled: true });
     expect(on.status).toBe(200);
-    expect(on.body).toMatchObject({ maintenanceMode: true, bufferedMessages: 0, bufferHealthy: true, message: expect.stringMatching(/ENABLED/) });
-    expect((await admin.call('POST', '/api/v1/system/maintenance/pop', { enabled: true })).body).toMatchObject({ popMaintenanceMode: true });
+    expect(on.body).toMatchObject({
+      maintenanceMode: true,
+      bufferedMessages: 0,
+      bufferHealthy: true,
+      message: expect.stringMatching(/ENABLED/),
+    });
+    expect((await admin.call('POST', '/api/v1/system/maintenance/pop', { enabled: true })).body).toMatchObject({
+      popMaintenanceMode: true,
+    });
     expect((await admin.call('POST', '/api/v1/system/maintenance', { enabled: false })).body.maintenanceMode).toBe(false);
 
-    expect((await reader.call('GET', '/api/v1/system/maintenance')).body).toMatchObject({ maintenanceMode: false, popMaintenanceMode: true });
-    expect((await reader.call('GET', '/api/v1/system/maintenance/pop')).body).toMatchObject({ popMaintenanceMode: true, message: expect.stringMatching(/ON/) });
+    expect((await reader.call('GET', '/api/v1/system/maintenance')).body).toMatchObject({
+      maintenanceMode: false,
+      popMaintenanceMode: true,
+    });
+    expect((await reader.call('GET', '/api/v1/system/maintenance/pop')).body).toMatchObject({
+      popMaintenanceMode: true,
+      message: expect.stringMatching(/ON/),
+    });
     const rows = await db().query('SELECT tenant_id, maintenance, pop_maintenance FROM queen.tenant_settings ORDER BY tenant_id');
     expect(rows).toEqual([{ tenant_id: 'maint-a', maintenance: false, pop_maintenance: true }]);
-    expect((await neighbour.call('GET', '/api/v1/system/maintenance')).body).toMatchObject({ maintenanceMode: false, popMaintenanceMode: false });
+    expect((await neighbour.call('GET', '/api/v1/system/maintenance')).body).toMatchObject({
+      maintenanceMode: false,
+      popMaintenanceMode: false,
+    });
   });
 
   it('while either mode is on, pops of that tenant answer 204 and pushes still commit; off, they deliver', async () => {
@@ -57,7 +73,13 @@ describe('GET/POST /api/v1/system/maintenance', () => {
     await admin.call('POST', '/api/v1/system/maintenance/pop', { enabled: false });
     const res = await admin.pop('queue/held?batch=10');
     expect(res.status).toBe(200);
-    expect(res.body.messages.map((m) => m.data)).toEqual([{ n: 0 }, { n: 1 }, { n: 2 }, { during: '/api/v1/system/maintenance' }, { during: '/api/v1/system/maintenance/pop' }]);
+    expect(res.body.messages.map((m) => m.data)).toEqual([
+      { n: 0 },
+      { n: 1 },
+      { n: 2 },
+      { during: '/api/v1/system/maintenance' },
+      { during: '/api/v1/system/maintenance/pop' },
+    ]);
   });
 
   it('refuses a body without a boolean enabled, and changes nothing', async () => {
@@ -75,8 +97,20 @@ describe('GET/POST /api/v1/system/maintenance', () => {
 
 describe('routes for what queen-serverless does not have', () => {
   it('migration status answers Queen\'s "nothing in progress", the other migration routes and streams 501', async () => {
-    expect((await reader.call('GET', '/api/v1/migration/status')).body).toMatchObject({ status: 'idle', currentStep: '', elapsedSeconds: 0 });
-    for (const path of ['/api/v1/migration/test-connection', '/api/v1/migration/start', '/api/v1/migration/validate', '/api/v1/migration/reset', '/streams/v1/queries', '/streams/v1/cycle', '/streams/v1/state/get']) {
+    expect((await reader.call('GET', '/api/v1/migration/status')).body).toMatchObject({
+      status: 'idle',
+      currentStep: '',
+      elapsedSeconds: 0,
+    });
+    for (const path of [
+      '/api/v1/migration/test-connection',
+      '/api/v1/migration/start',
+      '/api/v1/migration/validate',
+      '/api/v1/migration/reset',
+      '/streams/v1/queries',
+      '/streams/v1/cycle',
+      '/streams/v1/state/get',
+    ]) {
       const res = await admin.call('POST', path, {});
       expect([path, res.status, res.body.code]).toEqual([path, 501, 'not_supported']);
     }
@@ -93,7 +127,17 @@ describe('routes for what queen-serverless does not have', () => {
 
 describe('GET /api/me', () => {
   it('names the caller: token subject, role, tenant and auth mode', async () => {
-    expect((await reader.call('GET', '/api/me')).body).toEqual({ username: 'dash-viewer', role: 'read-only', tenant: 'maint-a', auth: 'none' });
-    expect((await testClient(db).call('GET', '/api/me')).body).toEqual({ username: 'auth off', role: 'admin', tenant: 'default', auth: 'none' });
+    expect((await reader.call('GET', '/api/me')).body).toEqual({
+      username: 'dash-viewer',
+      role: 'read-only',
+      tenant: 'maint-a',
+      auth: 'none',
+    });
+    expect((await testClient(db).call('GET', '/api/me')).body).toEqual({
+      username: 'auth off',
+      role: 'admin',
+      tenant: 'default',
+      auth: 'none',
+    });
   });
 });

@@ -37,7 +37,12 @@ function sqlTexts(path: string): SqlText[] {
   const consts = new Map<string, ts.Expression>();
   const texts: SqlText[] = [];
   const visit = (node: ts.Node): void => {
-    if (ts.isVariableDeclaration(node) && ts.isIdentifier(node.name) && node.initializer && ts.getCombinedNodeFlags(node) & ts.NodeFlags.Const) {
+    if (
+      ts.isVariableDeclaration(node) &&
+      ts.isIdentifier(node.name) &&
+      node.initializer &&
+      ts.getCombinedNodeFlags(node) & ts.NodeFlags.Const
+    ) {
       consts.set(node.name.text, node.initializer);
     }
     node.forEachChild(visit);
@@ -50,7 +55,8 @@ function sqlTexts(path: string): SqlText[] {
   };
   const textOf = (node: ts.Expression): string => {
     if (ts.isStringLiteralLike(node)) return node.text;
-    if (ts.isTemplateExpression(node)) return node.head.text + node.templateSpans.map((s) => textOf(s.expression) + s.literal.text).join('');
+    if (ts.isTemplateExpression(node))
+      return node.head.text + node.templateSpans.map((s) => textOf(s.expression) + s.literal.text).join('');
     if (ts.isParenthesizedExpression(node)) return textOf(node.expression);
     if (ts.isIdentifier(node)) return consts.has(node.text) ? textOf(consts.get(node.text)!) : UNREADABLE;
     if (ts.isCallExpression(node) && ts.isIdentifier(node.expression) && node.expression.text === 'namedArgs') {
@@ -147,7 +153,9 @@ function misfit(call: Call, overloads: Overload[]): string | null {
   if (fits.length === 1) return null;
   const shown = `queen.${call.fn}(${call.names.map((n) => `${n} =>`).join(', ')})`;
   const known = own.map((o) => `${o.signature}: ${o.params.map((p) => p ?? '(no name)').join(', ')}`).join('; ');
-  return fits.length === 0 ? `${shown} fits no overload (${known})` : `${shown} is ambiguous between ${fits.map((o) => o.signature).join(' and ')}`;
+  return fits.length === 0
+    ? `${shown} fits no overload (${known})`
+    : `${shown} is ambiguous between ${fits.map((o) => o.signature).join(' and ')}`;
 }
 
 const db = useDatabase();
@@ -156,8 +164,15 @@ describe('calls into queen.* functions', () => {
   const calls = SCANNED.flatMap(sources).flatMap(sqlTexts).flatMap(callsIn);
 
   it('are found in the source, the hot paths among them', () => {
-    expect(calls.map((c) => c.fn)).toEqual(expect.arrayContaining(['push_segments', 'pop', 'pop_shrink', 'ack', 'list_messages', 'delivery_settle']));
-    expect(calls.filter((c) => c.fn === 'ack').map((c) => c.names.length).sort((x, y) => x - y)).toEqual([10, 19]);
+    expect(calls.map((c) => c.fn)).toEqual(
+      expect.arrayContaining(['push_segments', 'pop', 'pop_shrink', 'ack', 'list_messages', 'delivery_settle']),
+    );
+    expect(
+      calls
+        .filter((c) => c.fn === 'ack')
+        .map((c) => c.names.length)
+        .sort((x, y) => x - y),
+    ).toEqual([10, 19]);
   });
 
   it('name each argument after a parameter of exactly one overload, and every parameter without a default', async () => {

@@ -60,7 +60,9 @@ describe.each(drivers)('the %s driver', (driver) => {
   });
 
   it('returns timestamptz as Date and jsonb as values', async () => {
-    const [row] = await db.query<{ t: Date; j: unknown }>(`SELECT '2026-01-02T03:04:05.678Z'::timestamptz AS t, '{"a":[1,null]}'::jsonb AS j`);
+    const [row] = await db.query<{ t: Date; j: unknown }>(
+      `SELECT '2026-01-02T03:04:05.678Z'::timestamptz AS t, '{"a":[1,null]}'::jsonb AS j`,
+    );
     expect(row!.t).toBeInstanceOf(Date);
     expect(row!.t.toISOString()).toBe('2026-01-02T03:04:05.678Z');
     expect(row!.j).toEqual({ a: [1, null] });
@@ -69,7 +71,9 @@ describe.each(drivers)('the %s driver', (driver) => {
   it('runs an interactive transaction holding a row lock and commits it', async () => {
     await db.query('INSERT INTO queen.queues (name) VALUES ($1)', [`tx-${driver}`]);
     const out = await db.transaction(async (tx) => {
-      const [q] = await tx.query<{ id: string; lease_time: number }>('SELECT id, lease_time FROM queen.queues WHERE name = $1 FOR UPDATE', [`tx-${driver}`]);
+      const [q] = await tx.query<{ id: string; lease_time: number }>('SELECT id, lease_time FROM queen.queues WHERE name = $1 FOR UPDATE', [
+        `tx-${driver}`,
+      ]);
       await tx.query('UPDATE queen.queues SET lease_time = $2 WHERE id = $1', [q!.id, q!.lease_time + 1]);
       return q!.lease_time;
     });
@@ -137,54 +141,63 @@ async function freshDatabaseFor(_driver: 'pglite'): Promise<TestDatabase> {
 }
 
 describe.skipIf(testMode() !== 'pg')('a pooled connection whose backend is terminated mid-transaction', () => {
-  it.each(['pg', 'neon'] as const)('fails that transaction (%s) with the lost connection, a 503, without crashing the process, and the pool recovers', async (driver) => {
-    const base = await freshDatabase();
-    const proxy = driver === 'neon' ? await startWsProxy() : undefined;
-    const db = await connect({ url: base.url, driver, neonWsProxy: proxy?.address, max: 2 });
-    const uncaught: unknown[] = [];
-    const onUncaught = (e: unknown) => uncaught.push(e);
-    process.on('uncaughtException', onUncaught);
-    try {
-      const err = await db
-        .transaction(async (tx) => {
-          const [{ pid }] = (await tx.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')) as [{ pid: number }];
-          await base.query('SELECT pg_terminate_backend($1)', [pid]);
-          await new Promise((r) => setTimeout(r, 200));
-          await tx.query('SELECT 1');
-        })
-        .then(() => null, (e: unknown) => e);
-      // The loss itself, not the driver's "not queryable" for the statement after it: that one is a 503.
-      expect(String((err as Error | null)?.message)).not.toMatch(/not queryable/);
-      expect(isDatabaseUnavailable(err)).toBe(true);
-      await new Promise((r) => setTimeout(r, 100));
-      expect(uncaught).toEqual([]);
-      expect(await db.query<{ one: number }>('SELECT 1 AS one')).toEqual([{ one: 1 }]);
-    } finally {
-      process.off('uncaughtException', onUncaught);
-      await db.close();
-      await proxy?.close();
-      await base.dispose();
-    }
-  });
+  it.each(['pg', 'neon'] as const)(
+    'fails that transaction (%s) with the lost connection, a 503, without crashing the process, and the pool recovers',
+    async (driver) => {
+      const base = await freshDatabase();
+      const proxy = driver === 'neon' ? await startWsProxy() : undefined;
+      const db = await connect({ url: base.url, driver, neonWsProxy: proxy?.address, max: 2 });
+      const uncaught: unknown[] = [];
+      const onUncaught = (e: unknown) => uncaught.push(e);
+      process.on('uncaughtException', onUncaught);
+      try {
+        const err = await db
+          .transaction(async (tx) => {
+            const [{ pid }] = (await tx.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')) as [{ pid: number }];
+            await base.query('SELECT pg_terminate_backend($1)', [pid]);
+            await new Promise((r) => setTimeout(r, 200));
+            await tx.query('SELECT 1');
+          })
+          .then(
+            () => null,
+            (e: unknown) => e,
+          );
+        // The loss itself, not the driver's "not queryable" for the statement after it: that one is a 503.
+        expect(String((err as Error | null)?.message)).not.toMatch(/not queryable/);
+        expect(isDatabaseUnavailable(err)).toBe(true);
+        await new Promise((r) => setTimeout(r, 100));
+        expect(uncaught).toEqual([]);
+        expect(await db.query<{ one: number }>('SELECT 1 AS one')).toEqual([{ one: 1 }]);
+      } finally {
+        process.off('uncaughtException', onUncaught);
+        await db.close();
+        await proxy?.close();
+        await base.dispose();
+      }
+    },
+  );
 });
 
 describe.skipIf(testMode() !== 'pg')('named prepared statements', () => {
-  it.each(['pg', 'neon'] as const)('(%s) parse a statement once per connection, and QUEEN_PREPARED_STATEMENTS=off sends it unnamed', async (driver) => {
-    const base = await freshDatabase();
-    const proxy = driver === 'neon' ? await startWsProxy() : undefined;
-    const named = (db: Database) =>
-      db.query<{ n: string }>(`SELECT count(*) AS n FROM pg_prepared_statements WHERE statement LIKE $1`, ['%-- probe%']);
-    try {
-      for (const preparedStatements of [true, false]) {
-        const db = await connect({ url: base.url, driver, neonWsProxy: proxy?.address, max: 1, preparedStatements });
-        for (let i = 0; i < 3; i++) expect(await db.query<{ x: number }>('SELECT $1::int AS x -- probe', [i])).toEqual([{ x: i }]);
-        // The same one connection: its statement cache holds the probe once, or not at all.
-        expect(await named(db)).toEqual([{ n: preparedStatements ? '1' : '0' }]);
-        await db.close();
+  it.each(['pg', 'neon'] as const)(
+    '(%s) parse a statement once per connection, and QUEEN_PREPARED_STATEMENTS=off sends it unnamed',
+    async (driver) => {
+      const base = await freshDatabase();
+      const proxy = driver === 'neon' ? await startWsProxy() : undefined;
+      const named = (db: Database) =>
+        db.query<{ n: string }>(`SELECT count(*) AS n FROM pg_prepared_statements WHERE statement LIKE $1`, ['%-- probe%']);
+      try {
+        for (const preparedStatements of [true, false]) {
+          const db = await connect({ url: base.url, driver, neonWsProxy: proxy?.address, max: 1, preparedStatements });
+          for (let i = 0; i < 3; i++) expect(await db.query<{ x: number }>('SELECT $1::int AS x -- probe', [i])).toEqual([{ x: i }]);
+          // The same one connection: its statement cache holds the probe once, or not at all.
+          expect(await named(db)).toEqual([{ n: preparedStatements ? '1' : '0' }]);
+          await db.close();
+        }
+      } finally {
+        await proxy?.close();
+        await base.dispose();
       }
-    } finally {
-      await proxy?.close();
-      await base.dispose();
-    }
-  });
+    },
+  );
 });

@@ -2,7 +2,14 @@
 // `npm run db:migration`. A freshly migrated database must hold exactly what the sources say, and
 // the comparison must name what a changed source would make a migration write.
 import { describe, expect, it } from 'vitest';
-import { compareSources, parseSource, readSources, splitStatements, sqlComment, type FunctionSource } from '../../lib/db/function-sources.js';
+import {
+  compareSources,
+  parseSource,
+  readSources,
+  splitStatements,
+  sqlComment,
+  type FunctionSource,
+} from '../../lib/db/function-sources.js';
 import { useDatabase } from '../support/db.js';
 
 const db = useDatabase();
@@ -24,9 +31,9 @@ describe('the SQL function sources (sql/functions/)', () => {
   });
 
   it('give every function of the queen schema exactly one source', async () => {
-    const [{ n }] = (await db().query<{ n: number }>(`SELECT count(*)::int AS n FROM pg_proc WHERE pronamespace = 'queen'::regnamespace`)) as [
-      { n: number },
-    ];
+    const [{ n }] = (await db().query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM pg_proc WHERE pronamespace = 'queen'::regnamespace`,
+    )) as [{ n: number }];
     expect(sources).toHaveLength(n);
     expect(sources.filter((s) => !s.comment).map((s) => s.name)).toEqual([]);
   });
@@ -34,7 +41,10 @@ describe('the SQL function sources (sql/functions/)', () => {
   it('turn a change of the retry back-off into that one short CREATE, and leave the database as it was', async () => {
     // An exponential back-off: one line of sql/functions/policy.sql.
     const edited = rewrite(named('retry_not_before'), (c) =>
-      c.replace('make_interval(secs => p_retry_delay_ms / 1000.0)', 'make_interval(secs => p_retry_delay_ms * 2 ^ (p_retries - 1) / 1000.0)'),
+      c.replace(
+        'make_interval(secs => p_retry_delay_ms / 1000.0)',
+        'make_interval(secs => p_retry_delay_ms * 2 ^ (p_retries - 1) / 1000.0)',
+      ),
     );
     const change = await compareSources(db(), edited);
     expect(change.changed).toEqual(['queen.retry_not_before(timestamp with time zone,integer,integer)']);
@@ -50,14 +60,21 @@ describe('the SQL function sources (sql/functions/)', () => {
     const source = named('cursor_start');
     const edited = sources.map((s) => (s === source ? { ...s, comment: `${s.comment}\nIt's a backward step.` } : s));
     const change = await compareSources(db(), edited);
-    expect(change.statements).toEqual([expect.stringMatching(/^COMMENT ON FUNCTION queen\.cursor_start\(bigint, ?timestamp with time zone\) IS '.*It''s a backward step\.'$/s)]);
+    expect(change.statements).toEqual([
+      expect.stringMatching(
+        /^COMMENT ON FUNCTION queen\.cursor_start\(bigint, ?timestamp with time zone\) IS '.*It''s a backward step\.'$/s,
+      ),
+    ]);
   });
 
   it('drop first what CREATE OR REPLACE cannot change, and create a new helper before the function that calls it', async () => {
     const source = named('admin_iso');
     // Renaming an argument is what CREATE OR REPLACE refuses (42P13).
     const renamed = rewrite(source, (c) => c.replace('admin_iso(t timestamp', 'admin_iso(p_t timestamp').replace(/\(t AT/g, '(p_t AT'));
-    const helper = parseSource('sql/functions/policy.sql', `-- A new helper.\nCREATE OR REPLACE FUNCTION queen.zz_helper() RETURNS int LANGUAGE sql AS $$ SELECT 1 $$;`)[0]!;
+    const helper = parseSource(
+      'sql/functions/policy.sql',
+      `-- A new helper.\nCREATE OR REPLACE FUNCTION queen.zz_helper() RETURNS int LANGUAGE sql AS $$ SELECT 1 $$;`,
+    )[0]!;
     const caller = parseSource(
       'caller.sql',
       `-- Calls the helper.\nCREATE OR REPLACE FUNCTION queen.aa_caller() RETURNS int LANGUAGE sql AS $$ SELECT queen.zz_helper() $$;`,

@@ -12,7 +12,10 @@ const files = readMigrations();
 describe('the migration manifest (drizzle/hashes.json)', () => {
   it('records every migration in the journal, and each file still has the hash it landed with', () => {
     for (const f of files) {
-      expect(recorded[f.tag], `drizzle/${f.tag}.sql is not in drizzle/hashes.json: run \`npm run db:manifest\` and commit the manifest`).toBeDefined();
+      expect(
+        recorded[f.tag],
+        `drizzle/${f.tag}.sql is not in drizzle/hashes.json: run \`npm run db:manifest\` and commit the manifest`,
+      ).toBeDefined();
       expect(
         f.hash,
         `drizzle/${f.tag}.sql changed after it landed: databases that ran it would keep the old SQL. Revert the edit and put the ` +

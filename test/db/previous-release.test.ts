@@ -15,7 +15,8 @@ import { emptyDatabase, type TestDatabase } from '../support/db.js';
 import { testMode } from '../support/mode.js';
 import { portFrom, root, waitFor } from '../support/server.js';
 
-const git = (...args: string[]) => execFileSync('git', ['-C', root, ...args], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
+const git = (...args: string[]) =>
+  execFileSync('git', ['-C', root, ...args], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim();
 
 /**
  * main before the newest migration landed, or why there is none to test. --first-parent: a branch
@@ -23,7 +24,8 @@ const git = (...args: string[]) => execFileSync('git', ['-C', root, ...args], { 
  */
 function previousRelease(): { rev: string; newest: string } | { missing: string } {
   try {
-    if (git('rev-parse', '--is-shallow-repository') === 'true') return { missing: 'this is a shallow clone; git fetch --unshallow gives the history it needs' };
+    if (git('rev-parse', '--is-shallow-repository') === 'true')
+      return { missing: 'this is a shallow clone; git fetch --unshallow gives the history it needs' };
     // Another release to try, e.g. the one a deployment runs today: QUEEN_PREVIOUS_RELEASE=<commit>.
     const asked = process.env.QUEEN_PREVIOUS_RELEASE;
     if (asked) return { rev: git('rev-parse', '--verify', `${asked}^{commit}`), newest: 'HEAD' };
@@ -58,7 +60,7 @@ describe.runIf(pg && 'missing' in release)('the previous release', () => {
   it.skip(`cannot be tested: ${'missing' in release ? release.missing : ''}`, () => {});
 });
 
-describe.runIf(pg && 'rev' in release)('the previous release on this version\'s schema', () => {
+describe.runIf(pg && 'rev' in release)("the previous release on this version's schema", () => {
   const rev = 'rev' in release ? release.rev : '';
   let dir: string;
   let db: TestDatabase;
@@ -117,12 +119,22 @@ describe.runIf(pg && 'rev' in release)('the previous release on this version\'s 
   });
 
   const item = (n: number) => ({ queue: 'deploy', partition: 'p', payload: { n }, transactionId: `m${n}` });
-  const ackOf = (pop: PopBody, status: string) => ({ acknowledgments: pop.messages.map((m) => ({ transactionId: m.transactionId, partitionId: m.partitionId, leaseId: pop.leaseId, status })) });
+  const ackOf = (pop: PopBody, status: string) => ({
+    acknowledgments: pop.messages.map((m) => ({
+      transactionId: m.transactionId,
+      partitionId: m.partitionId,
+      leaseId: pop.leaseId,
+      status,
+    })),
+  });
 
   it('keeps serving through a deploy that migrates under it, and after a rollback onto the newer schema', async () => {
     // Before the deploy: the previous release migrated the database and serves it.
     await migrateOld();
-    await expect(schemaGuard()(db), 'this version refuses a schema older than it needs').rejects.toMatchObject({ status: 503, code: 'schema_outdated' });
+    await expect(schemaGuard()(db), 'this version refuses a schema older than it needs').rejects.toMatchObject({
+      status: 503,
+      code: 'schema_outdated',
+    });
     const during = await startOld();
     expect((await during('POST', '/api/v1/configure', { queue: 'deploy', options: { retryLimit: 0 } })).status).toBe(200);
     expect((await during('POST', '/api/v1/push', { items: [item(1), item(2)] })).status).toBe(201);
@@ -134,16 +146,24 @@ describe.runIf(pg && 'rev' in release)('the previous release on this version\'s 
     expect((await migrateWithReport(db)).applied).toContain(newest);
     await expect(schemaGuard()(db)).resolves.toBeUndefined();
     const acked = await during('POST', '/api/v1/ack/batch', ackOf(leased, 'completed'));
-    expect(acked.body.map((r: { success: boolean }) => r.success), acked.text).toEqual([true]);
+    expect(
+      acked.body.map((r: { success: boolean }) => r.success),
+      acked.text,
+    ).toEqual([true]);
 
     // A rollback: the previous release's functions start cold on the newer schema.
     const rolledBack = await startOld();
     expect((await rolledBack('GET', '/health')).body.status).toBe('healthy');
-    expect((await rolledBack('POST', '/api/v1/configure', { queue: 'deploy', options: { retryLimit: 0, leaseTime: 30 } })).status).toBe(200);
+    expect((await rolledBack('POST', '/api/v1/configure', { queue: 'deploy', options: { retryLimit: 0, leaseTime: 30 } })).status).toBe(
+      200,
+    );
     const second = (await rolledBack('GET', '/api/v1/pop/queue/deploy?batch=5')).body as PopBody;
     expect(second.messages.map((m) => m.transactionId)).toEqual(['m2']);
     const failed = await rolledBack('POST', '/api/v1/ack/batch', ackOf(second, 'failed'));
-    expect(failed.body.map((r: { success: boolean; dlq: boolean }) => [r.success, r.dlq]), failed.text).toEqual([[true, true]]);
+    expect(
+      failed.body.map((r: { success: boolean; dlq: boolean }) => [r.success, r.dlq]),
+      failed.text,
+    ).toEqual([[true, true]]);
     const dlq = (await rolledBack('GET', '/api/v1/dlq?queue=deploy')).body;
     expect(dlq.messages.map((m: { transactionId: string }) => m.transactionId)).toEqual(['m2']);
     expect((await rolledBack('POST', `/api/v1/messages/${second.partitionId}/m2/retry`)).status).toBe(200);
@@ -153,7 +173,9 @@ describe.runIf(pg && 'rev' in release)('the previous release on this version\'s 
     const current = testClient(db);
     const next = (await current.popQueue('deploy', { batch: 10 })).body as PopBody;
     expect(next.messages.map((m) => m.data)).toEqual([{ n: 2 }, { n: 3 }]);
-    expect((await current.call('POST', '/api/v1/ack/batch', ackOf(next, 'completed'))).body.every((r: { success: boolean }) => r.success)).toBe(true);
+    expect(
+      (await current.call('POST', '/api/v1/ack/batch', ackOf(next, 'completed'))).body.every((r: { success: boolean }) => r.success),
+    ).toBe(true);
     expect((await current.call('POST', '/api/v1/push', { items: [item(4)] })).status).toBe(201);
     const last = (await rolledBack('GET', '/api/v1/pop/queue/deploy?batch=10')).body as PopBody;
     expect(last.messages.map((m) => m.data)).toEqual([{ n: 4 }]);

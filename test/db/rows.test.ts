@@ -52,7 +52,13 @@ interface DeclaredRow {
 }
 
 function declaredRows(): DeclaredRow[] {
-  const program = ts.createProgram([ROWS], { strict: true, target: ts.ScriptTarget.ES2022, lib: ['lib.es2023.d.ts'], types: [], noEmit: true });
+  const program = ts.createProgram([ROWS], {
+    strict: true,
+    target: ts.ScriptTarget.ES2022,
+    lib: ['lib.es2023.d.ts'],
+    types: [],
+    noEmit: true,
+  });
   const checker = program.getTypeChecker();
   const exports = checker.getExportsOfModule(checker.getSymbolAtLocation(program.getSourceFile(ROWS)!)!);
   const map = exports.find((s) => s.name === 'FunctionRows');
@@ -115,7 +121,8 @@ function mismatches(row: DeclaredRow, f: FunctionResult, fn: string): string[] {
     const declared = row.columns.get(c.name);
     const expected = TS_OF_PG.get(c.type);
     if (declared === undefined) problems.push(`${fn} returns ${c.name} ${c.type}, which ${row.typeName} does not declare`);
-    else if (expected === undefined) problems.push(`${fn} returns ${c.name} ${c.type}: add what the drivers hand back for ${c.type} to TYPES`);
+    else if (expected === undefined)
+      problems.push(`${fn} returns ${c.name} ${c.type}: add what the drivers hand back for ${c.type} to TYPES`);
     else if (expected !== JSON_VALUE && declared !== expected) {
       problems.push(`${fn} returns ${c.name} ${c.type}, which arrives as ${expected}; ${row.typeName} declares ${c.name}: ${declared}`);
     }
@@ -131,7 +138,9 @@ const db = useDatabase();
 describe('lib/db/rows.ts against the functions it types', () => {
   it('maps each PostgreSQL type to what the driver really hands back', async () => {
     const [row] = await db().query(`SELECT ${TYPES.map((t, i) => `${t.sample} AS c${i}`).join(', ')}`);
-    const wrong = TYPES.flatMap((t, i) => (hasType(row![`c${i}`], t.ts) ? [] : [`${t.pg} arrives as ${JSON.stringify(row![`c${i}`])}, not ${t.ts}`]));
+    const wrong = TYPES.flatMap((t, i) =>
+      hasType(row![`c${i}`], t.ts) ? [] : [`${t.pg} arrives as ${JSON.stringify(row![`c${i}`])}, not ${t.ts}`],
+    );
     expect(wrong, `on ${db().driver}`).toEqual([]);
     expect(row!.c2, 'int8 keeps every digit').toBe('9007199254740993');
   });

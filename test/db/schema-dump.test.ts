@@ -14,7 +14,9 @@ afterAll(() => db.dispose());
 describe('the committed schema dump (docs/schema.sql)', () => {
   it('is what a freshly migrated database holds', async () => {
     const committed = await readFile(new URL('../../docs/schema.sql', import.meta.url), 'utf8');
-    expect(await dumpSchema(db), 'docs/schema.sql is not the schema the migrations create: run `npm run db:dump` and commit it').toBe(committed);
+    expect(await dumpSchema(db), 'docs/schema.sql is not the schema the migrations create: run `npm run db:dump` and commit it').toBe(
+      committed,
+    );
   });
 
   it('names every queen function with its signature and source file, and shows every trigger and secondary index', async () => {

@@ -11,20 +11,27 @@ import { useDatabase } from '../support/db.js';
 const db = useDatabase();
 
 const reloptions = async (table: string) => {
-  const [row] = await db().query<{ reloptions: string[] | null }>(
-    `SELECT reloptions FROM pg_class WHERE oid = $1::regclass`,
-    [table],
-  );
+  const [row] = await db().query<{ reloptions: string[] | null }>(`SELECT reloptions FROM pg_class WHERE oid = $1::regclass`, [table]);
   return row?.reloptions ?? [];
 };
 
 describe('a freshly migrated database', () => {
   it('tunes the churn tables as docs/storage.md#churn-tuning says', async () => {
     expect(await reloptions('queen.log_partitions')).toEqual(
-      expect.arrayContaining(['fillfactor=70', 'autovacuum_vacuum_scale_factor=0', 'autovacuum_vacuum_threshold=500', 'vacuum_truncate=off']),
+      expect.arrayContaining([
+        'fillfactor=70',
+        'autovacuum_vacuum_scale_factor=0',
+        'autovacuum_vacuum_threshold=500',
+        'vacuum_truncate=off',
+      ]),
     );
     expect(await reloptions('queen.log_consumers')).toEqual(
-      expect.arrayContaining(['fillfactor=50', 'autovacuum_vacuum_scale_factor=0', 'autovacuum_vacuum_threshold=500', 'vacuum_truncate=off']),
+      expect.arrayContaining([
+        'fillfactor=50',
+        'autovacuum_vacuum_scale_factor=0',
+        'autovacuum_vacuum_threshold=500',
+        'vacuum_truncate=off',
+      ]),
     );
   });
 
@@ -98,7 +105,11 @@ describe('the Drizzle schema', () => {
         `export default { dialect: 'postgresql', schema: ${JSON.stringify(join(process.cwd(), 'lib/db/schema.ts'))}, out: './drizzle' };`,
       );
       const before = await readdir(join(dir, 'drizzle'));
-      const { stdout, stderr } = await promisify(execFile)(join(process.cwd(), 'node_modules/.bin/drizzle-kit'), ['generate', '--config', config], { cwd: dir });
+      const { stdout, stderr } = await promisify(execFile)(
+        join(process.cwd(), 'node_modules/.bin/drizzle-kit'),
+        ['generate', '--config', config],
+        { cwd: dir },
+      );
       expect(stdout + stderr).toMatch(/No schema changes/);
       expect(await readdir(join(dir, 'drizzle'))).toEqual(before);
     } finally {

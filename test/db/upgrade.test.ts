@@ -58,11 +58,15 @@ describe('a database migrated with the first landed migrations (a107141)', () =>
   });
 
   it('keeps its rows, gives the cursors made before the upgrade their queue, and serves push, pop and ack', async () => {
-    expect(await old.query("SELECT c.queue_id = p.queue_id AS filled, c.pending FROM queen.log_consumers c JOIN queen.log_partitions p ON p.id = c.partition_id")).toEqual([
-      { filled: true, pending: true },
-    ]);
+    expect(
+      await old.query(
+        'SELECT c.queue_id = p.queue_id AS filled, c.pending FROM queen.log_consumers c JOIN queen.log_partitions p ON p.id = c.partition_id',
+      ),
+    ).toEqual([{ filled: true, pending: true }]);
     const { call } = testClient(old);
-    expect((await call('POST', '/api/v1/push', { items: [{ queue: 'legacy', transactionId: 'after-upgrade', payload: { n: 1 } }] })).status).toBe(201);
+    expect(
+      (await call('POST', '/api/v1/push', { items: [{ queue: 'legacy', transactionId: 'after-upgrade', payload: { n: 1 } }] })).status,
+    ).toBe(201);
     const popped = await call('GET', '/api/v1/pop/queue/legacy?consumerGroup=billing');
     expect(popped.status).toBe(200);
     expect(popped.body.messages.map((m: { transactionId: string }) => m.transactionId)).toEqual(['after-upgrade']);
@@ -87,11 +91,16 @@ describe('a database whose applied SQL this version does not know', () => {
 
   it('refuses to migrate, naming the migration, the expected and the found hash and what to do, and changes nothing', async () => {
     const tampered = 'f'.repeat(64);
-    await db.query('UPDATE drizzle.__drizzle_migrations SET hash = $1 WHERE id = (SELECT id FROM drizzle.__drizzle_migrations ORDER BY id OFFSET 2 LIMIT 1)', [tampered]);
+    await db.query(
+      'UPDATE drizzle.__drizzle_migrations SET hash = $1 WHERE id = (SELECT id FROM drizzle.__drizzle_migrations ORDER BY id OFFSET 2 LIMIT 1)',
+      [tampered],
+    );
     const before = await dumpSchema(db, FULL);
     const refused = migrate(db);
     await expect(refused).rejects.toThrow(MigrationError);
-    await expect(refused).rejects.toThrow(`Migration 3 of drizzle.__drizzle_migrations should be ${today[2]!.tag} (sha256 ${today[2]!.hash}) but the database applied sha256 ${tampered}`);
+    await expect(refused).rejects.toThrow(
+      `Migration 3 of drizzle.__drizzle_migrations should be ${today[2]!.tag} (sha256 ${today[2]!.hash}) but the database applied sha256 ${tampered}`,
+    );
     await expect(refused).rejects.toThrow(/Nothing was changed\. Migrate it with the version/);
     expect((await appliedHashes(db))?.[2]).toBe(tampered);
     expect(await dumpSchema(db, FULL)).toBe(before);
@@ -109,7 +118,9 @@ describe('a database whose applied SQL this version does not know', () => {
     try {
       const guard = schemaGuard()(db);
       await expect(guard).rejects.toMatchObject({ status: 503, code: 'schema_outdated' });
-      await expect(guard).rejects.toThrow(`The database schema is at migration ${today.at(-2)!.tag} but this function needs ${today.at(-1)!.tag}. Run the migrations`);
+      await expect(guard).rejects.toThrow(
+        `The database schema is at migration ${today.at(-2)!.tag} but this function needs ${today.at(-1)!.tag}. Run the migrations`,
+      );
     } finally {
       await db.query('INSERT INTO drizzle.__drizzle_migrations (hash, created_at) VALUES ($1, $2)', [newest!.hash, newest!.created_at]);
     }
@@ -117,7 +128,7 @@ describe('a database whose applied SQL this version does not know', () => {
   });
 
   it('migrates nothing on a database a newer version migrated further (a rollback), which deployed functions still serve', async () => {
-    await db.query("INSERT INTO drizzle.__drizzle_migrations (hash, created_at) VALUES ($1, 9999999999999)", ['e'.repeat(64)]);
+    await db.query('INSERT INTO drizzle.__drizzle_migrations (hash, created_at) VALUES ($1, 9999999999999)', ['e'.repeat(64)]);
     await expect(migrateWithReport(db)).resolves.toEqual({ applied: [], repaired: [], ahead: 1 });
     // The deploy migrates before it updates the functions: the old ones keep serving meanwhile.
     await expect(schemaGuard()(db)).resolves.toBeUndefined();

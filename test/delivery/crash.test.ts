@@ -37,7 +37,11 @@ describe.skipIf(testMode() !== 'pg')('a dispatcher killed mid-request', () => {
       await exited;
     }
     expect(r.arrivals.length, output).toBe(3);
-    const held = r.arrivals.map((a) => ({ id: a.headers['webhook-id'], partition: a.body.partition, offsets: a.body.messages.map((m) => m.offset) }));
+    const held = r.arrivals.map((a) => ({
+      id: a.headers['webhook-id'],
+      partition: a.body.partition,
+      offsets: a.body.messages.map((m) => m.offset),
+    }));
 
     // Nothing is sent while the dead dispatcher's leases live.
     holding = false;

@@ -49,7 +49,12 @@ describe('flow control', () => {
     open.push(r);
     const rate = 40;
     await subscribe(db(), 'rated', 'r', r.url, { batchSize: 4, maxInFlight: 8, rateLimit: rate });
-    await pushTo(db(), 'rated', Array.from({ length: 8 }, (_, i) => `p${i}`), 12);
+    await pushTo(
+      db(),
+      'rated',
+      Array.from({ length: 8 }, (_, i) => `p${i}`),
+      12,
+    );
     const started = performance.now();
     // Each run waits for the bucket to refill rather than leave the backlog to the next sweep.
     const other = await secondConnection();
@@ -76,7 +81,10 @@ describe('flow control', () => {
     await subscribe(db(), 'rated-retry', 'rr', r.url, { batchSize: 5, rateLimit: 4, retryBaseMs: 10, retryMaxMs: 10 });
     await pushTo(db(), 'rated-retry', ['p'], 5);
     await runDelivery(db(), config, { deadline: Date.now() + 10_000 });
-    expect(r.arrivals.map((a) => a.body.messages.map((m) => m.offset))).toEqual([[0, 1, 2, 3, 4], [0, 1, 2, 3, 4]]);
+    expect(r.arrivals.map((a) => a.body.messages.map((m) => m.offset))).toEqual([
+      [0, 1, 2, 3, 4],
+      [0, 1, 2, 3, 4],
+    ]);
     expect(r.arrivals[1]!.headers['webhook-id']).toBe(r.arrivals[0]!.headers['webhook-id']);
     // The first batch owed 3 tokens: the retry waited for the bucket to fill again (5 tokens at 4/s).
     expect(r.arrivals[1]!.at - r.arrivals[0]!.at).toBeGreaterThanOrEqual(1100);

@@ -52,7 +52,14 @@ describe('the dispatcher', () => {
     expect((await cursor(db(), 'orders', 'cust-1', 'billing')).committed).toBe('2');
     expect(await subscriptionRow(db(), sub.id)).toMatchObject({ delivered: '3', failed_attempts: '0' });
     const [log] = await attempts(db(), sub.id);
-    expect(log).toMatchObject({ outcome: 'delivered', status: 200, attempt: 1, from_offset: '0', to_offset: '2', webhook_id: a!.headers['webhook-id'] });
+    expect(log).toMatchObject({
+      outcome: 'delivered',
+      status: 200,
+      attempt: 1,
+      from_offset: '0',
+      to_offset: '2',
+      webhook_id: a!.headers['webhook-id'],
+    });
     expect((await runDelivery(db(), config, soon())).batches).toBe(0);
   });
 
@@ -87,7 +94,7 @@ describe('the dispatcher', () => {
     expect(r.arrivals[0]!.raw).toContain(`"producerSub":"producer-1","data":${text}}`);
   });
 
-  it('delivers an encrypting queue\'s payloads decrypted, and without the key sends nothing', async () => {
+  it("delivers an encrypting queue's payloads decrypted, and without the key sends nothing", async () => {
     const r = await receiver('whsec_AAAA');
     open.push(r);
     const keyed = { ...config, encryptionKey: 'ab'.repeat(32) };
@@ -115,7 +122,10 @@ describe('the dispatcher', () => {
     const target = { kind: 'offset', offset: 1, partition: 'p' } as const;
     await seekConsumerGroup(db(), { tenant: 'default' }, { group: 'rp', queue: 'replayed', target });
     await runDelivery(db(), config, soon());
-    expect(r.arrivals.map((a) => a.body.messages.map((m) => m.offset))).toEqual([[0, 1, 2], [1, 2]]);
+    expect(r.arrivals.map((a) => a.body.messages.map((m) => m.offset))).toEqual([
+      [0, 1, 2],
+      [1, 2],
+    ]);
     expect(r.arrivals[1]!.headers['webhook-id']).not.toBe(r.arrivals[0]!.headers['webhook-id']);
   });
 
@@ -143,22 +153,25 @@ describe('the dispatcher', () => {
     expect((await cursor(db(), 'lost', 'p', 'ls')).committed).toBe('2');
   });
 
-  it.skipIf(testMode() !== 'pg')('looks again when another statement held the subscription, instead of leaving the push to the next sweep', async () => {
-    const r = await receiver('whsec_AAAA');
-    open.push(r);
-    const sub = await subscribe(db(), 'held', 'h', r.url);
-    await pushTo(db(), 'held', ['p'], 1);
-    // Another run's claim (or settle) holds the row for a moment while this run is started.
-    const holding = db().transaction(async (tx) => {
-      await tx.query('SELECT 1 FROM queen.subscriptions WHERE id = $1 FOR UPDATE', [sub.id]);
-      await new Promise((resolve) => setTimeout(resolve, 300));
-    });
-    await new Promise((resolve) => setTimeout(resolve, 50));
-    const report = await runDelivery(db(), config, soon());
-    await holding;
-    expect(report.delivered).toBe(1);
-    expect(r.arrivals).toHaveLength(1);
-  });
+  it.skipIf(testMode() !== 'pg')(
+    'looks again when another statement held the subscription, instead of leaving the push to the next sweep',
+    async () => {
+      const r = await receiver('whsec_AAAA');
+      open.push(r);
+      const sub = await subscribe(db(), 'held', 'h', r.url);
+      await pushTo(db(), 'held', ['p'], 1);
+      // Another run's claim (or settle) holds the row for a moment while this run is started.
+      const holding = db().transaction(async (tx) => {
+        await tx.query('SELECT 1 FROM queen.subscriptions WHERE id = $1 FOR UPDATE', [sub.id]);
+        await new Promise((resolve) => setTimeout(resolve, 300));
+      });
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      const report = await runDelivery(db(), config, soon());
+      await holding;
+      expect(report.delivered).toBe(1);
+      expect(r.arrivals).toHaveLength(1);
+    },
+  );
 
   it('keeps the attempts log a week: retention deletes older attempts and keeps the rest', async () => {
     const r = await receiver('whsec_AAAA');
@@ -191,7 +204,11 @@ describe('the dispatcher', () => {
     const res = await testClient(db).app.request('/metrics/prometheus');
     const families = new Map(parsePrometheus(await res.text()).map((f) => [f.name, f]));
     const value = (name: string, labels: Record<string, string> = {}) => {
-      const m = families.get(name)?.metrics.find((x) => Object.entries({ queue: 'prom-sub', subscription: 'seen', ...labels }).every(([k, v]) => x.labels?.[k] === v));
+      const m = families
+        .get(name)
+        ?.metrics.find((x) =>
+          Object.entries({ queue: 'prom-sub', subscription: 'seen', ...labels }).every(([k, v]) => x.labels?.[k] === v),
+        );
       return m && Number(m.value);
     };
     expect(value('queen_subscription_messages_total', { outcome: 'delivered' })).toBe(2);

@@ -10,7 +10,10 @@ import { checkEndpointUrl, parseRetryAfter, sendDelivery } from '../../lib/broke
 import { QueenError } from '../../lib/errors.js';
 
 const refusal = async (url: string): Promise<QueenError> => {
-  const err = await checkEndpointUrl(url, { allowPrivate: false }).then(() => null, (e: unknown) => e);
+  const err = await checkEndpointUrl(url, { allowPrivate: false }).then(
+    () => null,
+    (e: unknown) => e,
+  );
   expect(err, url).toBeInstanceOf(QueenError);
   return err as QueenError;
 };
@@ -57,7 +60,13 @@ describe('checkEndpointUrl', () => {
   });
 
   it('accepts https: URLs on public addresses, and names it cannot resolve (their deliveries fail visibly)', async () => {
-    for (const url of ['https://93.184.215.14/hook', 'https://[2606:2800:21f:cb07:6820:80da:af6b:8b2c]/hook', 'https://172.32.0.1/x', 'https://100.128.0.1/x', 'https://hooks.invalid/x']) {
+    for (const url of [
+      'https://93.184.215.14/hook',
+      'https://[2606:2800:21f:cb07:6820:80da:af6b:8b2c]/hook',
+      'https://172.32.0.1/x',
+      'https://100.128.0.1/x',
+      'https://hooks.invalid/x',
+    ]) {
       await expect(checkEndpointUrl(url, { allowPrivate: false }), url).resolves.toBeUndefined();
     }
   });
@@ -105,7 +114,13 @@ describe('sendDelivery', () => {
   afterAll(() => new Promise((r) => server.close(r)));
 
   const send = (path: string, over: Partial<Parameters<typeof sendDelivery>[1]> = {}) =>
-    sendDelivery(`${base}${path}`, { headers: { 'webhook-id': 'msg_1', authorization: 'Bearer x' }, body: '{"messages":[]}', timeoutMs: 5_000, allowPrivate: true, ...over });
+    sendDelivery(`${base}${path}`, {
+      headers: { 'webhook-id': 'msg_1', authorization: 'Bearer x' },
+      body: '{"messages":[]}',
+      timeoutMs: 5_000,
+      allowPrivate: true,
+      ...over,
+    });
 
   it('POSTs the JSON body with its headers and hands back the status and the whole body', async () => {
     seen.length = 0;
@@ -154,7 +169,9 @@ describe('sendDelivery', () => {
     await new Promise<void>((r) => closed.listen(0, '127.0.0.1', r));
     const port = (closed.address() as AddressInfo).port;
     await new Promise((r) => closed.close(r));
-    expect(await sendDelivery(`http://127.0.0.1:${port}/`, { headers: {}, body: '{}', timeoutMs: 2_000, allowPrivate: true })).toMatchObject({ status: null, error: 'refused' });
+    expect(
+      await sendDelivery(`http://127.0.0.1:${port}/`, { headers: {}, body: '{}', timeoutMs: 2_000, allowPrivate: true }),
+    ).toMatchObject({ status: null, error: 'refused' });
   });
 
   it('without QUEEN_DELIVERY_ALLOW_PRIVATE connects to no private address, even through a name that resolves to one', async () => {
@@ -163,8 +180,16 @@ describe('sendDelivery', () => {
     const literal = await sendDelivery(`https://127.0.0.1:${port}/ok`, { headers: {}, body: '{}', timeoutMs: 2_000, allowPrivate: false });
     expect(literal).toMatchObject({ status: null, error: expect.stringMatching(/^url_not_allowed: .*loopback/) });
     // The lookup at connect time is what stops it: the name passed no check before.
-    const named = await sendDelivery(`https://${hostname()}:${port}/ok`, { headers: {}, body: '{}', timeoutMs: 2_000, allowPrivate: false });
-    expect(named).toMatchObject({ status: null, error: expect.stringMatching(new RegExp(`^url_not_allowed: ${hostname()} resolves to 127\\.0\\.0\\.1, a loopback address`)) });
+    const named = await sendDelivery(`https://${hostname()}:${port}/ok`, {
+      headers: {},
+      body: '{}',
+      timeoutMs: 2_000,
+      allowPrivate: false,
+    });
+    expect(named).toMatchObject({
+      status: null,
+      error: expect.stringMatching(new RegExp(`^url_not_allowed: ${hostname()} resolves to 127\\.0\\.0\\.1, a loopback address`)),
+    });
     const plain = await sendDelivery(`${base}/ok`, { headers: {}, body: '{}', timeoutMs: 2_000, allowPrivate: false });
     expect(plain.error).toMatch(/^url_not_allowed: http: URLs are not allowed/);
     expect(seen).toEqual([]);

@@ -3,7 +3,18 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { runDelivery } from '../../lib/broker/delivery/dispatch.js';
 import { useDatabase } from '../support/db.js';
 import { configureQueue, cursor } from '../pop/helpers.js';
-import { attempts, config, offsetsByPartition, pushTo, receiver, sleep, subscribe, subscriptionRow, type Handler, type Receiver } from './helpers.js';
+import {
+  attempts,
+  config,
+  offsetsByPartition,
+  pushTo,
+  receiver,
+  sleep,
+  subscribe,
+  subscriptionRow,
+  type Handler,
+  type Receiver,
+} from './helpers.js';
 
 const db = useDatabase();
 const run = (ms = 15_000) => runDelivery(db(), config, { deadline: Date.now() + ms });
@@ -20,9 +31,9 @@ async function endpoint(handler: Handler) {
 }
 
 const dlqOffsets = async (group: string) =>
-  (await db().query<{ msg_offset: string }>('SELECT msg_offset FROM queen.log_dlq WHERE consumer_group = $1 ORDER BY msg_offset', [group])).map((r) =>
-    Number(r.msg_offset),
-  );
+  (
+    await db().query<{ msg_offset: string }>('SELECT msg_offset FROM queen.log_dlq WHERE consumer_group = $1 ORDER BY msg_offset', [group])
+  ).map((r) => Number(r.msg_offset));
 
 describe('a failing endpoint', () => {
   it('gets the same messages under the same webhook-id until the retry budget is spent, then the first goes to the DLQ and the partition goes on', async () => {
@@ -33,7 +44,12 @@ describe('a failing endpoint', () => {
 
     const report = await run();
     const ids = r.arrivals.map((a) => a.headers['webhook-id']);
-    expect(r.arrivals.map((a) => a.body.messages.map((m) => m.offset))).toEqual([[0, 1, 2], [0, 1, 2], [0, 1, 2], [1, 2]]);
+    expect(r.arrivals.map((a) => a.body.messages.map((m) => m.offset))).toEqual([
+      [0, 1, 2],
+      [0, 1, 2],
+      [0, 1, 2],
+      [1, 2],
+    ]);
     expect(new Set(ids.slice(0, 3)).size).toBe(1);
     expect(ids[3]).not.toBe(ids[0]);
     expect(r.arrivals.map((a) => a.headers['queen-attempt'])).toEqual(['1', '2', '3', '1']);
@@ -41,7 +57,13 @@ describe('a failing endpoint', () => {
     expect(await dlqOffsets('f')).toEqual([0]);
     expect((await cursor(db(), 'failing', 'p', 'f')).committed).toBe('2');
     expect(report).toMatchObject({ batches: 4, delivered: 2, failed: 3, deadLettered: 1 });
-    expect(await subscriptionRow(db(), sub.id)).toMatchObject({ failed_attempts: '3', dead_lettered: '1', delivered: '2', failing_since: null, state: 'active' });
+    expect(await subscriptionRow(db(), sub.id)).toMatchObject({
+      failed_attempts: '3',
+      dead_lettered: '1',
+      delivered: '2',
+      failing_since: null,
+      state: 'active',
+    });
     expect((await attempts(db(), sub.id)).map((a) => [a.outcome, a.status, a.attempt])).toEqual([
       ['failed', 500, 1],
       ['failed', 500, 2],
@@ -145,8 +167,18 @@ describe('a throttling endpoint', () => {
 describe('acks in the answer', () => {
   it('applies them as one ack batch: named failures retried, dlq moved at once, the rest completed', async () => {
     const r = await endpoint((a, i) => {
-      if (i === 0) return { status: 200, body: JSON.stringify({ acks: [{ transactionId: 'p-3', status: 'dlq', error: 'bad' }, { offset: 5, status: 'completed' }] }) };
-      if (i === 1) return { status: 200, body: JSON.stringify({ acks: [{ offset: a.body.messages[1]!.offset, status: 'failed', error: 'later' }] }) };
+      if (i === 0)
+        return {
+          status: 200,
+          body: JSON.stringify({
+            acks: [
+              { transactionId: 'p-3', status: 'dlq', error: 'bad' },
+              { offset: 5, status: 'completed' },
+            ],
+          }),
+        };
+      if (i === 1)
+        return { status: 200, body: JSON.stringify({ acks: [{ offset: a.body.messages[1]!.offset, status: 'failed', error: 'later' }] }) };
       return { status: 200 };
     });
     const sub = await subscribe(db(), 'acks', 'k', r.url, { batchSize: 10, retryBaseMs: 10, retryMaxMs: 10 });

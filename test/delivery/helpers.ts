@@ -35,7 +35,13 @@ export interface TestSubscription {
 }
 
 /** A subscription row as the routes would store it (queue provisioned, the group recorded). */
-export async function subscribe(db: Queryable, queue: string, name: string, url: string, o: SubscriptionOptions = {}): Promise<TestSubscription> {
+export async function subscribe(
+  db: Queryable,
+  queue: string,
+  name: string,
+  url: string,
+  o: SubscriptionOptions = {},
+): Promise<TestSubscription> {
   const id = uuidv7();
   const secret = mintWebhookSecret();
   const group = o.group ?? name;
@@ -48,9 +54,22 @@ export async function subscribe(db: Queryable, queue: string, name: string, url:
     `INSERT INTO queen.subscriptions (id, tenant_id, queue_id, name, consumer_group, url, batch_size, max_in_flight, timeout_ms,
        rate_limit, retry_base_ms, retry_max_ms, disable_after_ms, headers, secret)
      VALUES ($1, 'default', $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)`,
-    [id, q!.id, name, group, url, o.batchSize ?? 10, o.maxInFlight ?? 16, o.timeoutMs ?? 15000, o.rateLimit ?? 0,
-      o.retryBaseMs ?? 1000, o.retryMaxMs ?? 300000, o.disableAfterMs ?? 86400000,
-      await sealText(config, JSON.stringify(o.headers ?? {})), await sealText(config, secret)],
+    [
+      id,
+      q!.id,
+      name,
+      group,
+      url,
+      o.batchSize ?? 10,
+      o.maxInFlight ?? 16,
+      o.timeoutMs ?? 15000,
+      o.rateLimit ?? 0,
+      o.retryBaseMs ?? 1000,
+      o.retryMaxMs ?? 300000,
+      o.disableAfterMs ?? 86400000,
+      await sealText(config, JSON.stringify(o.headers ?? {})),
+      await sealText(config, secret),
+    ],
   );
   return { id, secret, group };
 }

@@ -13,7 +13,13 @@ async function deadLetter(client: TestClient, queue: string, group: string, part
   for (let i = 0; i < count; i++) {
     const res = await client.popQueue(queue, { consumerGroup: group, batch: 1 }, partition);
     const m = res.body.messages[0] as Msg;
-    const ack = await client.ack({ transactionId: m.transactionId, partitionId: m.partitionId, leaseId: m.leaseId, status: 'dlq', consumerGroup: group });
+    const ack = await client.ack({
+      transactionId: m.transactionId,
+      partitionId: m.partitionId,
+      leaseId: m.leaseId,
+      status: 'dlq',
+      consumerGroup: group,
+    });
     expect(ack.body[0]).toMatchObject({ dlq: true });
   }
 }
@@ -72,16 +78,30 @@ describe('POST /api/v1/dlq/redrive', () => {
 
   it('filters by partition and failure time, and goes chunk by chunk when payloads pass the body limit', async () => {
     const pad = 'x'.repeat(60);
-    await api.push('rd-filter', 'x', [0, 1, 2].map((n) => ({ n, pad })));
+    await api.push(
+      'rd-filter',
+      'x',
+      [0, 1, 2].map((n) => ({ n, pad })),
+    );
     await api.pushNumbered('rd-filter', 'y', 1);
     await deadLetter(api, 'rd-filter', 'g', 'x', 3);
     await deadLetter(api, 'rd-filter', 'g', 'y', 1);
     expect((await redrive({ queue: 'rd-filter', to: '2000-01-01T00:00:00Z' })).body).toMatchObject({ redriven: 0, remaining: 0 });
-    expect((await redrive({ queue: 'rd-filter', from: '2000-01-01T00:00:00Z', partition: 'y' })).body).toMatchObject({ redriven: 1, remaining: 0 });
+    expect((await redrive({ queue: 'rd-filter', from: '2000-01-01T00:00:00Z', partition: 'y' })).body).toMatchObject({
+      redriven: 1,
+      remaining: 0,
+    });
     // A body limit that holds the request but not two of these payloads: one message a chunk.
     const tiny = testClient(db, { config: { encryptionKey: KEY, maxBodyBytes: 100 } });
-    expect((await redrive({ queue: 'rd-filter', partition: 'x', limit: 2 }, tiny)).body).toMatchObject({ redriven: 2, chunks: 2, remaining: 1 });
-    expect((await readFrom('rd-filter', 'x', 3)).map((m) => m.data)).toEqual([{ n: 0, pad }, { n: 1, pad }]);
+    expect((await redrive({ queue: 'rd-filter', partition: 'x', limit: 2 }, tiny)).body).toMatchObject({
+      redriven: 2,
+      chunks: 2,
+      remaining: 1,
+    });
+    expect((await readFrom('rd-filter', 'x', 3)).map((m) => m.data)).toEqual([
+      { n: 0, pad },
+      { n: 1, pad },
+    ]);
   });
 
   it('answers 404 for a queue that does not exist or belongs to another tenant', async () => {
@@ -97,13 +117,24 @@ describe('POST /api/v1/dlq/redrive', () => {
     await api.pushNumbered('rd-trigger', 'p', 2);
     await deadLetter(api, 'rd-trigger', 'g', 'p', 2);
     const triggered: string[][] = [];
-    const app = buildApp(allFunctions, { config: api.config, database: db, log: () => {}, afterPush: async (_db, tenant, queues) => void triggered.push([tenant, ...queues]) });
-    const post = (path: string, body: unknown) => app.request(path, { method: 'POST', body: JSON.stringify(body), headers: { 'content-type': 'application/json' } });
-    const [one] = (await (await api.call('GET', '/api/v1/dlq?queue=rd-trigger&limit=1')).body.messages) as { partitionId: string; transactionId: string }[];
+    const app = buildApp(allFunctions, {
+      config: api.config,
+      database: db,
+      log: () => {},
+      afterPush: async (_db, tenant, queues) => void triggered.push([tenant, ...queues]),
+    });
+    const post = (path: string, body: unknown) =>
+      app.request(path, { method: 'POST', body: JSON.stringify(body), headers: { 'content-type': 'application/json' } });
+    const [one] = (await (
+      await api.call('GET', '/api/v1/dlq?queue=rd-trigger&limit=1')
+    ).body.messages) as { partitionId: string; transactionId: string }[];
     expect((await post(`/api/v1/messages/${one!.partitionId}/${one!.transactionId}/retry`, {})).status).toBe(200);
     expect((await post('/api/v1/dlq/redrive', { queue: 'rd-trigger' })).status).toBe(200);
     expect((await post('/api/v1/dlq/redrive', { queue: 'rd-trigger' })).status).toBe(200);
-    expect(triggered).toEqual([['default', 'rd-trigger'], ['default', 'rd-trigger']]);
+    expect(triggered).toEqual([
+      ['default', 'rd-trigger'],
+      ['default', 'rd-trigger'],
+    ]);
   });
 
   it.each([

@@ -35,7 +35,9 @@ describe('Standard Webhooks signatures', () => {
     expect(() => new Webhook(other).verify(body, h)).toThrow(/No matching signature/);
     expect(() => new Webhook(secretA).verify(body.replace('héllo', 'hello'), h)).toThrow(/No matching signature/);
     expect(() => new Webhook(secretA).verify(body, { ...h, 'webhook-id': 'msg_other' })).toThrow(/No matching signature/);
-    expect(() => new Webhook(secretA).verify(body, { ...h, 'webhook-timestamp': String(Number(h['webhook-timestamp']) + 1) })).toThrow(/No matching signature/);
+    expect(() => new Webhook(secretA).verify(body, { ...h, 'webhook-timestamp': String(Number(h['webhook-timestamp']) + 1) })).toThrow(
+      /No matching signature/,
+    );
   });
 
   it('take a secret without its whsec_ prefix as the libraries do', async () => {

@@ -22,14 +22,28 @@ async function signedHeaders(id: string, body: string) {
   const row = (await findSubscription(db(), { tenant: 'default' }, id))!;
   const secrets = await signingSecrets(keyConfig, row);
   const ts = Math.floor(Date.now() / 1000);
-  return { secrets, headers: { 'webhook-id': 'msg_test', 'webhook-timestamp': String(ts), 'webhook-signature': await signatureHeader(secrets, 'msg_test', ts, body) } };
+  return {
+    secrets,
+    headers: {
+      'webhook-id': 'msg_test',
+      'webhook-timestamp': String(ts),
+      'webhook-signature': await signatureHeader(secrets, 'msg_test', ts, body),
+    },
+  };
 }
 
 describe('secrets at rest', () => {
   it('stores the secret and header values sealed when QUEEN_ENCRYPTION_KEY is set, and opens them back', async () => {
-    const res = await sealed().call('POST', '/api/v1/subscriptions', { queue: 'sealed', name: 's', url: URL_OK, options: { headers: { authorization: 'Bearer endpoint-token' } } });
+    const res = await sealed().call('POST', '/api/v1/subscriptions', {
+      queue: 'sealed',
+      name: 's',
+      url: URL_OK,
+      options: { headers: { authorization: 'Bearer endpoint-token' } },
+    });
     expect(res.status).toBe(201);
-    const [row] = await db().query<{ secret: string; headers: string }>('SELECT secret, headers FROM queen.subscriptions WHERE id = $1', [res.body.id]);
+    const [row] = await db().query<{ secret: string; headers: string }>('SELECT secret, headers FROM queen.subscriptions WHERE id = $1', [
+      res.body.id,
+    ]);
     const dump = JSON.stringify(row);
     expect(dump).not.toContain(res.body.secret.slice(6));
     expect(dump).not.toContain('endpoint-token');
@@ -94,16 +108,23 @@ describe('POST /api/v1/subscriptions/:id/rotate-secret', () => {
     const received: { headers: IncomingHttpHeaders; body: string }[] = [];
     const receiver = createServer((req, res) => {
       let body = '';
-      req.on('data', (c) => (body += c)).on('end', () => {
-        received.push({ headers: req.headers, body });
-        res.end();
-      });
+      req
+        .on('data', (c) => (body += c))
+        .on('end', () => {
+          received.push({ headers: req.headers, body });
+          res.end();
+        });
     });
     await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
     try {
       const local = testClient(db, { config: { encryptionKey: KEY, deliveryAllowPrivate: true } });
       const url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
-      const created = await local.call('POST', '/api/v1/subscriptions', { queue: 'wire', name: 'w', url, options: { headers: { authorization: 'Bearer endpoint-token' } } });
+      const created = await local.call('POST', '/api/v1/subscriptions', {
+        queue: 'wire',
+        name: 'w',
+        url,
+        options: { headers: { authorization: 'Bearer endpoint-token' } },
+      });
       const rotated = await local.call('POST', `/api/v1/subscriptions/${created.body.id}/rotate-secret`);
       await local.pushNumbered('wire', 'p0', 2);
       // Only this queue's subscriptions: the others point at public addresses no test may reach.
@@ -113,10 +134,17 @@ describe('POST /api/v1/subscriptions/:id/rotate-secret', () => {
       const headers = Object.fromEntries(Object.entries(received[0]!.headers).map(([k, x]) => [k, String(x)]));
       const body = received[0]!.body;
       for (const secret of [created.body.secret, rotated.body.secret]) {
-        expect(new Webhook(secret).verify(body, headers)).toMatchObject({ subscription: created.body.id, messages: [{ data: { n: 0 } }, { data: { n: 1 } }] });
+        expect(new Webhook(secret).verify(body, headers)).toMatchObject({
+          subscription: created.body.id,
+          messages: [{ data: { n: 0 } }, { data: { n: 1 } }],
+        });
       }
       expect(headers.authorization).toBe('Bearer endpoint-token');
-      expect((await local.call('GET', `/api/v1/subscriptions/${created.body.id}`)).body).toMatchObject({ delivered: 2, lag: 0, lastAttempt: { outcome: 'delivered', status: 200 } });
+      expect((await local.call('GET', `/api/v1/subscriptions/${created.body.id}`)).body).toMatchObject({
+        delivered: 2,
+        lag: 0,
+        lastAttempt: { outcome: 'delivered', status: 200 },
+      });
     } finally {
       await new Promise((resolve) => receiver.close(resolve));
     }

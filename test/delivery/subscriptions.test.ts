@@ -17,8 +17,23 @@ describe('POST /api/v1/subscriptions', () => {
   it('answers 201 with every option filled in, the group defaulting to the name, and a whsec_ secret of 32 bytes', async () => {
     const s = await create({ queue: 'orders', name: 'billing' });
     expect(s).toMatchObject({
-      queue: 'orders', name: 'billing', consumerGroup: 'billing', url: URL_OK, state: 'active', pausedReason: null,
-      options: { batchSize: 10, maxInFlight: 16, timeoutMs: 15000, rateLimit: 0, retryBaseMs: 1000, retryMaxMs: 300000, subscriptionMode: 'all', disableAfterMs: 86400000, headers: [] },
+      queue: 'orders',
+      name: 'billing',
+      consumerGroup: 'billing',
+      url: URL_OK,
+      state: 'active',
+      pausedReason: null,
+      options: {
+        batchSize: 10,
+        maxInFlight: 16,
+        timeoutMs: 15000,
+        rateLimit: 0,
+        retryBaseMs: 1000,
+        retryMaxMs: 300000,
+        subscriptionMode: 'all',
+        disableAfterMs: 86400000,
+        headers: [],
+      },
     });
     expect(s.id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-/);
     expect(s.secret).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
@@ -38,7 +53,10 @@ describe('POST /api/v1/subscriptions', () => {
 
   it('answers 409 subscription_exists for a taken name or a group another subscription delivers, and writes nothing', async () => {
     await create({ queue: 'dup', name: 'a' });
-    for (const body of [{ name: 'a', consumerGroup: 'other' }, { name: 'b', consumerGroup: 'a' }]) {
+    for (const body of [
+      { name: 'a', consumerGroup: 'other' },
+      { name: 'b', consumerGroup: 'a' },
+    ]) {
       const res = await api().call('POST', '/api/v1/subscriptions', { queue: 'dup', url: URL_OK, ...body });
       expect([res.status, res.body.code]).toEqual([409, 'subscription_exists']);
     }
@@ -91,7 +109,15 @@ describe('GET /api/v1/subscriptions and /:id', () => {
     expect(res.status).toBe(200);
     expect(res.body.subscriptions).toHaveLength(1);
     const s = res.body.subscriptions[0];
-    expect(s).toMatchObject({ name: 'l1', state: 'active', pausedReason: null, lag: 3, inFlight: 0, lastAttempt: null, options: { headers: ['authorization'] } });
+    expect(s).toMatchObject({
+      name: 'l1',
+      state: 'active',
+      pausedReason: null,
+      lag: 3,
+      inFlight: 0,
+      lastAttempt: null,
+      options: { headers: ['authorization'] },
+    });
     expect(res.text).not.toContain('very-secret-token');
     expect(res.text).not.toContain('whsec_');
     const all = await api().call('GET', '/api/v1/subscriptions');
@@ -102,7 +128,9 @@ describe('GET /api/v1/subscriptions and /:id', () => {
     const s = await create({ queue: 'detailed', name: 'd1' });
     await api().pushNumbered('detailed', 'p0', 2);
     await api().pushNumbered('detailed', 'p1', 5);
-    const [p0] = await db().query<{ id: string }>(`SELECT p.id FROM queen.log_partitions p JOIN queen.queues q ON q.id = p.queue_id WHERE q.name = 'detailed' AND p.name = 'p0'`);
+    const [p0] = await db().query<{ id: string }>(
+      `SELECT p.id FROM queen.log_partitions p JOIN queen.queues q ON q.id = p.queue_id WHERE q.name = 'detailed' AND p.name = 'p0'`,
+    );
     for (let i = 1; i <= 25; i++) {
       await db().query(
         `INSERT INTO queen.subscription_attempts (subscription_id, partition_id, from_offset, to_offset, webhook_id, attempt, outcome, status, latency_ms, response)
@@ -113,10 +141,22 @@ describe('GET /api/v1/subscriptions and /:id', () => {
     const res = await api().call('GET', `/api/v1/subscriptions/${s.id}`);
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ lag: 7, inFlight: 0, delivered: 0, failedAttempts: 0, deadLettered: 0 });
-    expect(res.body.partitions.map((p: { partition: string; lag: number }) => [p.partition, p.lag])).toEqual([['p0', 2], ['p1', 5]]);
+    expect(res.body.partitions.map((p: { partition: string; lag: number }) => [p.partition, p.lag])).toEqual([
+      ['p0', 2],
+      ['p1', 5],
+    ]);
     expect(res.body.partitions[0]).toHaveProperty('nextAttemptAt', null);
     expect(res.body.attempts).toHaveLength(20);
-    expect(res.body.attempts[0]).toMatchObject({ attempt: 25, partition: 'p0', fromOffset: 0, toOffset: 1, outcome: 'failed', status: 500, latencyMs: 12, response: 'oops' });
+    expect(res.body.attempts[0]).toMatchObject({
+      attempt: 25,
+      partition: 'p0',
+      fromOffset: 0,
+      toOffset: 1,
+      outcome: 'failed',
+      status: 500,
+      latencyMs: 12,
+      response: 'oops',
+    });
     expect(res.body.lastAttempt.attempt).toBe(25);
     expect(res.text).not.toContain('whsec_');
   });
@@ -125,7 +165,9 @@ describe('GET /api/v1/subscriptions and /:id', () => {
     const s = await create({ queue: 'in-flight', name: 'f1' });
     await api().pushNumbered('in-flight', 'p0', 4);
     await api().pushNumbered('in-flight', 'p1', 4);
-    const ids = await db().query<{ id: string; name: string }>(`SELECT p.id, p.name FROM queen.log_partitions p JOIN queen.queues q ON q.id = p.queue_id WHERE q.name = 'in-flight' ORDER BY p.name`);
+    const ids = await db().query<{ id: string; name: string }>(
+      `SELECT p.id, p.name FROM queen.log_partitions p JOIN queen.queues q ON q.id = p.queue_id WHERE q.name = 'in-flight' ORDER BY p.name`,
+    );
     await db().query(
       `INSERT INTO queen.subscription_partitions (subscription_id, partition_id, from_offset, to_offset, webhook_id, lease_until, next_attempt_at)
        VALUES ($1, $2, 0, 2, 'msg_a', now() + interval '10 seconds', NULL), ($1, $3, 0, 3, 'msg_b', NULL, now() + interval '1 minute')`,
@@ -140,7 +182,9 @@ describe('GET /api/v1/subscriptions and /:id', () => {
   });
 
   it('answers 404 for an unknown id and 400 for one that is not a UUID', async () => {
-    expect((await api().call('GET', '/api/v1/subscriptions/0193a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b')).body.code).toBe('subscription_not_found');
+    expect((await api().call('GET', '/api/v1/subscriptions/0193a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b')).body.code).toBe(
+      'subscription_not_found',
+    );
     expect((await api().call('GET', '/api/v1/subscriptions/42')).body.code).toBe('invalid_subscription_id');
     expect((await api().call('GET', '/api/v1/subscriptions?queue=a%2Fb')).status).toBe(400);
   });
@@ -170,9 +214,18 @@ describe('GET /api/v1/subscriptions/:id/attempts', () => {
 describe('PATCH and DELETE /api/v1/subscriptions/:id', () => {
   it('changes the url and options, pauses by hand and resumes clearing the pause reason and the failing streak', async () => {
     const s = await create({ queue: 'patched', name: 'p' });
-    const res = await api().call('PATCH', `/api/v1/subscriptions/${s.id}`, { url: 'https://93.184.216.35/new', options: { batchSize: 50, headers: { 'x-api-key': 'k' } }, state: 'paused' });
+    const res = await api().call('PATCH', `/api/v1/subscriptions/${s.id}`, {
+      url: 'https://93.184.216.35/new',
+      options: { batchSize: 50, headers: { 'x-api-key': 'k' } },
+      state: 'paused',
+    });
     expect(res.status, res.text).toBe(200);
-    expect(res.body).toMatchObject({ url: 'https://93.184.216.35/new', state: 'paused', pausedReason: 'paused_by_user', options: { batchSize: 50, maxInFlight: 16, headers: ['x-api-key'] } });
+    expect(res.body).toMatchObject({
+      url: 'https://93.184.216.35/new',
+      state: 'paused',
+      pausedReason: 'paused_by_user',
+      options: { batchSize: 50, maxInFlight: 16, headers: ['x-api-key'] },
+    });
     await db().query(`UPDATE queen.subscriptions SET paused_reason = 'endpoint_failing', failing_since = now() WHERE id = $1`, [s.id]);
     const resumed = await api().call('PATCH', `/api/v1/subscriptions/${s.id}`, { state: 'active' });
     expect(resumed.body).toMatchObject({ state: 'active', pausedReason: null, failingSince: null });
@@ -180,7 +233,15 @@ describe('PATCH and DELETE /api/v1/subscriptions/:id', () => {
 
   it('refuses bad changes with 400s and an unknown id with 404', async () => {
     const s = await create({ queue: 'patched-bad', name: 'p', options: { retryBaseMs: 2000 } });
-    for (const body of [{}, { state: 'stopped' }, { options: { subscriptionMode: 'new' } }, { options: { retryMaxMs: 1000 } }, { options: { nope: 1 } }, { url: 'https://127.0.0.1/x' }, { extra: 1 }]) {
+    for (const body of [
+      {},
+      { state: 'stopped' },
+      { options: { subscriptionMode: 'new' } },
+      { options: { retryMaxMs: 1000 } },
+      { options: { nope: 1 } },
+      { url: 'https://127.0.0.1/x' },
+      { extra: 1 },
+    ]) {
       const res = await api().call('PATCH', `/api/v1/subscriptions/${s.id}`, body);
       expect(res.status, JSON.stringify(body)).toBe(400);
     }

@@ -32,12 +32,25 @@ function registeredRoutes(): string[] {
 
 // The variables a deployment or an operator sets: read through readConfig's int(env, 'X', …) or
 // flag(env, 'X'), as env.X / process.env.X, named by a job's scheduleVar/intervalVar, or by the CLI.
-const SOURCES = ['lib/config.ts', 'lib/jobs.ts', 'lib/http/runtime/delivery-trigger.ts', 'server.ts', 'sst.config.ts', 'cli/main.ts', 'cli/smoke.ts', 'cli/token.ts', 'cli/database.ts'];
-const READ = /\b(?:env|process\.env)\.([A-Z][A-Z0-9_]+)|\b(?:int|flag)\(env, '([A-Z][A-Z0-9_]+)'|\b(?:schedule|interval)Var: '([A-Z][A-Z0-9_]+)'/g;
+const SOURCES = [
+  'lib/config.ts',
+  'lib/jobs.ts',
+  'lib/http/runtime/delivery-trigger.ts',
+  'server.ts',
+  'sst.config.ts',
+  'cli/main.ts',
+  'cli/smoke.ts',
+  'cli/token.ts',
+  'cli/database.ts',
+];
+const READ =
+  /\b(?:env|process\.env)\.([A-Z][A-Z0-9_]+)|\b(?:int|flag)\(env, '([A-Z][A-Z0-9_]+)'|\b(?:schedule|interval)Var: '([A-Z][A-Z0-9_]+)'/g;
 
 describe('docs/api.md', () => {
   it('lists every registered route with its family and role, and no route the app does not serve', async () => {
-    const documented = [...(await api()).matchAll(ROUTE_ROW)].map(([, method, path, family, role]) => `${method} ${path} ${family} ${role}`);
+    const documented = [...(await api()).matchAll(ROUTE_ROW)].map(
+      ([, method, path, family, role]) => `${method} ${path} ${family} ${role}`,
+    );
     expect(documented.sort()).toEqual(registeredRoutes());
   });
 

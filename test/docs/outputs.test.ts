@@ -20,19 +20,27 @@ const QUOTES: Record<string, Record<string, string>> = {
     '# → eyJhbGciOiJIUzI1NiJ9.eyJyb2xlIjoiYWRtaW4iLCJ0ZW5hbnQiOiJhY21lIiwiaWF0Ijo…': 'this file',
     'smoke test of http://localhost:6632 (auth: admin token minted from JWT_SECRET)': 'test/cli/cli.test.ts (smoke)',
     'queen listening on http://localhost:6632 (database: PGlite in …/.queen; … migration(s) applied)': 'test/docs/readme.test.ts (banner)',
-    'retention: {…"segmentsDeleted":1,"messagesDeleted":2,…"queues":[{"tenant":"default","queue":"logs",…}]…}': 'test/cli/cli.test.ts (retention)',
+    'retention: {…"segmentsDeleted":1,"messagesDeleted":2,…"queues":[{"tenant":"default","queue":"logs",…}]…}':
+      'test/cli/cli.test.ts (retention)',
     'schema is current: migration 00…': 'test/cli/cli.test.ts (migrate)',
     '# → # HELP queen_build_info Always 1; the version label says which queen-serverless answers.': 'this file',
-    '# → {"maintenanceMode":true,"bufferedMessages":0,"bufferHealthy":true,"message":"Maintenance mode ENABLED for this tenant: pops answer 204, pushes still commit."}': 'this file',
+    '# → {"maintenanceMode":true,"bufferedMessages":0,"bufferHealthy":true,"message":"Maintenance mode ENABLED for this tenant: pops answer 204, pushes still commit."}':
+      'this file',
   },
   'deploy-cloudflare.md': {
-    '# → migrated ep-cool-darkness-123456.eu-central-1.aws.neon.tech: … migration(s) applied, schema at 00…': 'test/cli/cli.test.ts (migrate)',
+    '# → migrated ep-cool-darkness-123456.eu-central-1.aws.neon.tech: … migration(s) applied, schema at 00…':
+      'test/cli/cli.test.ts (migrate)',
     '# → schema is current: migration 00…': 'test/cli/cli.test.ts (migrate)',
   },
   'clients.md': { 'pushed: queued, queued, queued': 'test/docs/readme.test.ts (plain-fetch example)' },
   // Not output: layouts and the import arrows (test/layout/arrows.test.ts).
-  'architecture.md': { "functions/  ->  lib/http, lib/broker (lib/codec to start zstd, lib/db/types.ts for a job's database)": 'not output' },
-  'storage.md': { 'queue "orders", partition "eu"                 log_partitions: last_offset 11, log_start 4': 'not output', 'u32  body_len': 'not output' },
+  'architecture.md': {
+    "functions/  ->  lib/http, lib/broker (lib/codec to start zstd, lib/db/types.ts for a job's database)": 'not output',
+  },
+  'storage.md': {
+    'queue "orders", partition "eu"                 log_partitions: last_offset 11, log_start 4': 'not output',
+    'u32  body_len': 'not output',
+  },
 };
 
 function quotesIn(text: string): string[] {
@@ -45,7 +53,9 @@ describe('quoted command output in docs/', () => {
   it('is each listed with the test that checks it', async () => {
     const files = (await readdir(join(root, 'docs'))).filter((f) => f.endsWith('.md')).sort();
     const found = Object.fromEntries(
-      await Promise.all(files.map(async (f) => [f, quotesIn(await doc(f)).sort()] as const)).then((all) => all.filter(([, q]) => q.length > 0)),
+      await Promise.all(files.map(async (f) => [f, quotesIn(await doc(f)).sort()] as const)).then((all) =>
+        all.filter(([, q]) => q.length > 0),
+      ),
     );
     const listed = Object.entries(QUOTES).map(([f, q]): [string, string[]] => [f, Object.keys(q).sort()]);
     expect(found).toEqual(Object.fromEntries(listed));
@@ -68,7 +78,11 @@ describe('quoted command output in docs/', () => {
       const ops = await doc('operations.md');
       const api = testClient(db);
       const metrics = await api.call('GET', '/metrics/prometheus');
-      expectPrinted(quotedAfter(ops, 'curl -s -H "Authorization: Bearer $(cat /etc/prometheus/queen.jwt)" "$BASE/metrics/prometheus" | head -3'), metrics.text.split('\n').slice(0, 3).join('\n'), 'metrics');
+      expectPrinted(
+        quotedAfter(ops, 'curl -s -H "Authorization: Bearer $(cat /etc/prometheus/queen.jwt)" "$BASE/metrics/prometheus" | head -3'),
+        metrics.text.split('\n').slice(0, 3).join('\n'),
+        'metrics',
+      );
       const on = await api.call('POST', '/api/v1/system/maintenance', { enabled: true });
       expectPrinted(quotedAfter(ops, `  -H 'content-type: application/json' -d '{"enabled":true}'`), on.text, 'maintenance');
       await api.call('POST', '/api/v1/system/maintenance', { enabled: false });

@@ -2,13 +2,22 @@
 // (ids, timestamps, counts that grow), every other character is literal.
 import { expect } from 'vitest';
 
-export const matcher = (expected: string) => new RegExp(`^${expected.split('…').map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('.*')}$`);
+export const matcher = (expected: string) =>
+  new RegExp(
+    `^${expected
+      .split('…')
+      .map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))
+      .join('.*')}$`,
+  );
 
 /** Each expected line (`…` standing for anything) matches some line of `printed`. */
 export function expectPrinted(expected: readonly string[], printed: string, what: string): void {
   const lines = printed.split('\n');
   for (const line of expected) {
-    expect(lines.some((l) => matcher(line).test(l)), `${what} should print\n  ${line}\nbut printed\n${printed}`).toBe(true);
+    expect(
+      lines.some((l) => matcher(line).test(l)),
+      `${what} should print\n  ${line}\nbut printed\n${printed}`,
+    ).toBe(true);
   }
 }
 

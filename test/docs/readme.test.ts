@@ -27,7 +27,6 @@ export function tourBlocks(readme: string): TourBlock[] {
   }));
 }
 
-
 describe('the README', () => {
   let dir: string;
   let db: TestDatabase | undefined;
@@ -37,7 +36,12 @@ describe('the README', () => {
     dir = await mkdtemp(join(tmpdir(), 'queen-readme-'));
     db = testMode() === 'pg' ? await freshDatabase() : undefined;
     // As the tour says to start it: its last step delivers to a receiver on loopback.
-    server = await startServer(dir, { PORT: String(await portFrom(7340, 7350)), DATABASE_URL: db?.url ?? '', RETENTION_INTERVAL: '60000', QUEEN_DELIVERY_ALLOW_PRIVATE: '1' });
+    server = await startServer(dir, {
+      PORT: String(await portFrom(7340, 7350)),
+      DATABASE_URL: db?.url ?? '',
+      RETENTION_INTERVAL: '60000',
+      QUEEN_DELIVERY_ALLOW_PRIVATE: '1',
+    });
   });
   afterAll(async () => {
     await server?.stop();
@@ -65,17 +69,23 @@ describe('the README', () => {
     }
   }, 120_000);
 
-  it("prints the start-up banner docs/operations.md quotes", async () => {
+  it('prints the start-up banner docs/operations.md quotes', async () => {
     const doc = await readFile(join(root, 'docs/operations.md'), 'utf8');
     const banner = /then prints:\n\n```text\n([\s\S]*?)```/.exec(doc)![1]!.trim().split('\n');
     expect(banner).toHaveLength(5);
     const port = new URL(server.url).port;
-    expectPrinted(banner.map((l) => l.replaceAll('localhost:6632', `localhost:${port}`)).filter((l) => !db || !l.includes('PGlite')), server.output(), 'npm start');
+    expectPrinted(
+      banner.map((l) => l.replaceAll('localhost:6632', `localhost:${port}`)).filter((l) => !db || !l.includes('PGlite')),
+      server.output(),
+      'npm start',
+    );
   });
 
   it('client example pushes, consumes and acks on Node, printing what docs/clients.md says', async () => {
     const { stdout } = await run(process.execPath, [join(root, 'examples/client.mjs'), server.url], { cwd: dir });
-    expect(stdout).toBe(['pushed: queued, queued, queued', 'consumed: [{"order":1},{"order":2},{"order":3}]', 'queue empty afterwards: true', ''].join('\n'));
+    expect(stdout).toBe(
+      ['pushed: queued, queued, queued', 'consumed: [{"order":1},{"order":2},{"order":3}]', 'queue empty afterwards: true', ''].join('\n'),
+    );
     const clients = await readFile(join(root, 'docs/clients.md'), 'utf8');
     expect(clients).toContain(`\`\`\`text\n${stdout}\`\`\``);
   });

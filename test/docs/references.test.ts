@@ -50,7 +50,11 @@ function anchors(text: string): Set<string> {
   return result;
 }
 
-const exists = (path: string) => access(path).then(() => true, () => false);
+const exists = (path: string) =>
+  access(path).then(
+    () => true,
+    () => false,
+  );
 
 /**
  * The lines a <!-- pending: … --> mark covers: its own, and the lines that continue it up to a blank
@@ -100,7 +104,8 @@ describe('the README and docs/', () => {
       const pending = pendingLines(lines);
       const text = lines.filter((_, i) => !pending.has(i)).join('\n');
       const where = relative(root, file);
-      for (const [, script] of text.matchAll(/\bnpm run ([\w:-]+)/g)) if (!scripts.includes(script!)) missing.push(`${where}: npm run ${script}`);
+      for (const [, script] of text.matchAll(/\bnpm run ([\w:-]+)/g))
+        if (!scripts.includes(script!)) missing.push(`${where}: npm run ${script}`);
       for (const [, command] of text.matchAll(/\bnpx (?:--yes )?queen-serverless ([a-z]+)/g)) {
         if (!cli.includes(command)) missing.push(`${where}: queen-serverless ${command}`);
       }
@@ -136,7 +141,6 @@ const typescript = () => repositoryFiles(['.ts', '.sql']);
 // their references to the sections that hold them now. Spelled so this file does not match itself.
 const OLD_REFERENCE = /SPEC \u00a7|HARD-PART[S]|seed invarian[t]|storage-model see[d]/;
 
-
 describe('the TypeScript outside drizzle/', () => {
   it('cites docs/ rather than the documents the project started from', async () => {
     const files = await typescript();
@@ -151,7 +155,6 @@ describe('the TypeScript outside drizzle/', () => {
     }
     expect(cited).toEqual([]);
   });
-
 });
 
 // A citation names a file of the repository by its path from the root (or, in a document, from

@@ -46,7 +46,11 @@ async function neonInProcess(databaseUrl: string): Promise<Broker> {
   const proxy = await startWsProxy(await portFrom(7960, 7970));
   const db: Database = await connect({ url: databaseUrl, driver: 'neon', neonWsProxy: proxy.address, max: 10 });
   const logs: string[] = [];
-  const app = buildApp(allFunctions, { config: readConfig({}, { auth: 'none' }), database: () => db, log: (m, e) => logs.push(`${m} ${e}`) });
+  const app = buildApp(allFunctions, {
+    config: readConfig({}, { auth: 'none' }),
+    database: () => db,
+    log: (m, e) => logs.push(`${m} ${e}`),
+  });
   const server = await serveNode(app, await portFrom(7900, 7950), '127.0.0.1');
   return {
     url: server.url,
@@ -85,7 +89,15 @@ describe.skipIf(testMode() !== 'pg' || !canRunPrivateCluster())('PostgreSQL rest
         const res = await send(broker.url, 'POST', '/api/v1/configure', JSON.stringify({ queue, options: { leaseTime: LEASE_SECONDS } }));
         expect(res.status).toBe(200);
       }
-      const load = new Load({ url: broker.url, run: `r${Date.now().toString(36)}`, queues, producers: 3, consumers: 2, partitions: 4, leaseSeconds: LEASE_SECONDS });
+      const load = new Load({
+        url: broker.url,
+        run: `r${Date.now().toString(36)}`,
+        queues,
+        producers: 3,
+        consumers: 2,
+        partitions: 4,
+        leaseSeconds: LEASE_SECONDS,
+      });
       // Progress, not time: each restart happens under load and is followed by work that succeeds.
       const progressed = async (what: string, pushes: number, acks: number) => {
         const { pushes: p0, acks: a0 } = load.progress();

@@ -26,11 +26,17 @@ describe('every API response', () => {
     const server = await serveNode(app, 0, '127.0.0.1');
     try {
       const send = (method: string, path: string, body?: unknown) =>
-        fetch(server.url + path, { method, headers: { 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+        fetch(server.url + path, {
+          method,
+          headers: { 'content-type': 'application/json' },
+          body: body === undefined ? undefined : JSON.stringify(body),
+        });
       const pushed = await send('POST', '/api/v1/push', { items: [{ queue: 'nocache-node', payload: 1 }] });
       const popped = await send('GET', '/api/v1/pop/queue/nocache-node');
       const msg = ((await popped.json()) as any).messages[0];
-      const acked = await send('POST', '/api/v1/ack/batch', { acknowledgments: [{ transactionId: msg.transactionId, partitionId: msg.partitionId, leaseId: msg.leaseId, status: 'completed' }] });
+      const acked = await send('POST', '/api/v1/ack/batch', {
+        acknowledgments: [{ transactionId: msg.transactionId, partitionId: msg.partitionId, leaseId: msg.leaseId, status: 'completed' }],
+      });
       const empty = await send('GET', '/api/v1/pop/queue/nocache-node');
       const bad = await send('POST', '/api/v1/push', { items: 'no' });
       const other = await send('GET', '/api/v1/resources/queues');
@@ -58,8 +64,7 @@ describe('every API response', () => {
 });
 
 describe('/health when the database is not usable', () => {
-  const appWith = (database: () => never) =>
-    buildApp([], { config: readConfig({}, { auth: 'none' }), database, log: () => {} });
+  const appWith = (database: () => never) => buildApp([], { config: readConfig({}, { auth: 'none' }), database, log: () => {} });
 
   it('says the schema is outdated, with its code, rather than blaming the connection', async () => {
     const app = appWith(() => {

@@ -10,7 +10,17 @@ const api = testClient(db);
 
 // utils/defaults.js QUEUE_DEFAULTS (JS), utils/defaults.py (Python, camelCased by
 // queue_builder.py), src/Support/Defaults.php (PHP), QueueConfig::to_json (C++).
-const QUEUE_DEFAULTS = { leaseTime: 300, retryLimit: 3, priority: 0, delayedProcessing: 0, windowBuffer: 0, maxSize: 0, retentionSeconds: 0, completedRetentionSeconds: 0, encryptionEnabled: false };
+const QUEUE_DEFAULTS = {
+  leaseTime: 300,
+  retryLimit: 3,
+  priority: 0,
+  delayedProcessing: 0,
+  windowBuffer: 0,
+  maxSize: 0,
+  retentionSeconds: 0,
+  completedRetentionSeconds: 0,
+  encryptionEnabled: false,
+};
 const UUID = '0193a5b2-7c4e-7000-8000-0123456789ab';
 
 interface Shapes {
@@ -28,9 +38,34 @@ interface Shapes {
 const jsLike = (configure: Shapes['configure']): Shapes => ({
   configure,
   pushItem: (queue, n) => ({ queue, partition: 'Default', payload: { n }, transactionId: `t-${n}`, traceId: UUID }),
-  pop: (group) => ({ batch: '1', wait: 'false', timeout: '1000', consumerGroup: group, autoAck: 'false', subscriptionMode: 'all', subscriptionFrom: '2020-01-01T00:00:00.000Z', partitions: '2' }),
-  ack: (m, leaseId) => ({ transactionId: m.transactionId, partitionId: m.partitionId, status: 'completed', error: null, consumerGroup: null, leaseId }),
-  ackBatch: (ms, leaseId) => ({ acknowledgments: ms.map((m) => ({ transactionId: m.transactionId, partitionId: m.partitionId, status: 'completed', error: null, leaseId })), consumerGroup: null }),
+  pop: (group) => ({
+    batch: '1',
+    wait: 'false',
+    timeout: '1000',
+    consumerGroup: group,
+    autoAck: 'false',
+    subscriptionMode: 'all',
+    subscriptionFrom: '2020-01-01T00:00:00.000Z',
+    partitions: '2',
+  }),
+  ack: (m, leaseId) => ({
+    transactionId: m.transactionId,
+    partitionId: m.partitionId,
+    status: 'completed',
+    error: null,
+    consumerGroup: null,
+    leaseId,
+  }),
+  ackBatch: (ms, leaseId) => ({
+    acknowledgments: ms.map((m) => ({
+      transactionId: m.transactionId,
+      partitionId: m.partitionId,
+      status: 'completed',
+      error: null,
+      leaseId,
+    })),
+    consumerGroup: null,
+  }),
   transaction: (m, leaseId, queue) => ({
     operations: [
       { type: 'ack', transactionId: m.transactionId, partitionId: m.partitionId, status: 'completed' },
@@ -56,9 +91,20 @@ const CLIENTS: Record<string, Shapes> = {
   go: {
     configure: (queue) => ({ queue, options: { leaseTime: 300, retryLimit: 3 } }),
     pushItem: (queue, n) => ({ queue, partition: 'Default', payload: { n }, transactionId: `t-${n}`, traceId: UUID }),
-    pop: (group) => ({ batch: '1', wait: 'false', timeout: '1000', consumerGroup: group, autoAck: 'false', subscriptionMode: 'all', subscriptionFrom: 'now', partitions: '2' }),
+    pop: (group) => ({
+      batch: '1',
+      wait: 'false',
+      timeout: '1000',
+      consumerGroup: group,
+      autoAck: 'false',
+      subscriptionMode: 'all',
+      subscriptionFrom: 'now',
+      partitions: '2',
+    }),
     ack: (m, leaseId) => ({ transactionId: m.transactionId, partitionId: m.partitionId, leaseId, status: 'completed' }),
-    ackBatch: (ms, leaseId) => ({ acknowledgments: ms.map((m) => ({ transactionId: m.transactionId, partitionId: m.partitionId, leaseId, status: 'completed' })) }),
+    ackBatch: (ms, leaseId) => ({
+      acknowledgments: ms.map((m) => ({ transactionId: m.transactionId, partitionId: m.partitionId, leaseId, status: 'completed' })),
+    }),
     transaction: (m, leaseId, queue) => ({
       operations: [
         { type: 'ack', transactionId: m.transactionId, partitionId: m.partitionId, status: 'completed' },
@@ -72,9 +118,33 @@ const CLIENTS: Record<string, Shapes> = {
   cpp: {
     configure: (queue) => ({ queue, namespace: '', task: '', options: QUEUE_DEFAULTS }),
     pushItem: (queue, n) => ({ queue, partition: 'Default', payload: { n }, transactionId: `t-${n}`, traceId: UUID }),
-    pop: (group) => ({ batch: '1', wait: 'false', timeout: '1000', consumerGroup: group, subscriptionMode: 'new', subscriptionFrom: '2020-01-01T00:00:00Z', partitions: '2' }),
-    ack: (m, leaseId) => ({ transactionId: m.transactionId, partitionId: m.partitionId, status: 'completed', error: null, consumerGroup: null, leaseId }),
-    ackBatch: (ms, leaseId) => ({ acknowledgments: ms.map((m) => ({ transactionId: m.transactionId, partitionId: m.partitionId, status: 'completed', error: null, leaseId })), consumerGroup: null }),
+    pop: (group) => ({
+      batch: '1',
+      wait: 'false',
+      timeout: '1000',
+      consumerGroup: group,
+      subscriptionMode: 'new',
+      subscriptionFrom: '2020-01-01T00:00:00Z',
+      partitions: '2',
+    }),
+    ack: (m, leaseId) => ({
+      transactionId: m.transactionId,
+      partitionId: m.partitionId,
+      status: 'completed',
+      error: null,
+      consumerGroup: null,
+      leaseId,
+    }),
+    ackBatch: (ms, leaseId) => ({
+      acknowledgments: ms.map((m) => ({
+        transactionId: m.transactionId,
+        partitionId: m.partitionId,
+        status: 'completed',
+        error: null,
+        leaseId,
+      })),
+      consumerGroup: null,
+    }),
     transaction: (m, leaseId, queue) => ({
       operations: [
         { type: 'ack', transactionId: m.transactionId, partitionId: m.partitionId, status: 'completed', consumerGroup: '__QUEUE_MODE__' },

@@ -7,7 +7,13 @@ describe('reading the configuration', () => {
     const c = readConfig({}, { auth: 'jwt' });
     // The codec's default and the configuration's are one choice (segment.ts says why 1).
     expect(DEFAULT_ZSTD_LEVEL).toBe(1);
-    expect(c).toMatchObject({ zstdLevel: DEFAULT_ZSTD_LEVEL, auth: 'jwt', maxBodyBytes: 5 * 1024 * 1024, maxMessageBytes: 4 * 1024 * 1024, maxResponseBytes: 5 * 1024 * 1024 });
+    expect(c).toMatchObject({
+      zstdLevel: DEFAULT_ZSTD_LEVEL,
+      auth: 'jwt',
+      maxBodyBytes: 5 * 1024 * 1024,
+      maxMessageBytes: 4 * 1024 * 1024,
+      maxResponseBytes: 5 * 1024 * 1024,
+    });
     expect(c.jwt.tenantClaim).toBe('tenant');
   });
 
@@ -31,7 +37,9 @@ describe('reading the configuration', () => {
     expect(readConfig({}, { auth: 'none' }).deliveryAllowPrivate).toBe(false);
     expect(readConfig({ QUEEN_DELIVERY_ALLOW_PRIVATE: '0' }, { auth: 'none' }).deliveryAllowPrivate).toBe(false);
     expect(readConfig({ QUEEN_DELIVERY_ALLOW_PRIVATE: '1' }, { auth: 'none' }).deliveryAllowPrivate).toBe(true);
-    expect(() => readConfig({ QUEEN_DELIVERY_ALLOW_PRIVATE: 'true' }, { auth: 'none' })).toThrow(/QUEEN_DELIVERY_ALLOW_PRIVATE must be "1" or "0", got "true"/);
+    expect(() => readConfig({ QUEEN_DELIVERY_ALLOW_PRIVATE: 'true' }, { auth: 'none' })).toThrow(
+      /QUEEN_DELIVERY_ALLOW_PRIVATE must be "1" or "0", got "true"/,
+    );
   });
 
   it('refuses a limit that is not a non-negative integer', () => {

@@ -6,7 +6,14 @@ import { useDatabase } from '../support/db.js';
 import { testClient } from '../support/client.js';
 
 const db = useDatabase();
-const preflight = { method: 'OPTIONS', headers: { origin: 'https://app.example', 'access-control-request-method': 'POST', 'access-control-request-headers': 'authorization, content-type' } };
+const preflight = {
+  method: 'OPTIONS',
+  headers: {
+    origin: 'https://app.example',
+    'access-control-request-method': 'POST',
+    'access-control-request-headers': 'authorization, content-type',
+  },
+};
 const corsHeaders = (headers: Headers) => [...headers.keys()].filter((k) => k.startsWith('access-control-') || k === 'vary');
 
 describe('CORS', () => {
@@ -38,12 +45,22 @@ describe('CORS', () => {
   });
 
   it('with a list, echoes a listed origin with Vary: Origin and gives an unlisted one nothing', async () => {
-    const config = { corsOrigins: readConfig({ QUEEN_CORS_ORIGINS: 'https://app.example, http://localhost:5173' }, { auth: 'none' }).corsOrigins };
+    const config = {
+      corsOrigins: readConfig({ QUEEN_CORS_ORIGINS: 'https://app.example, http://localhost:5173' }, { auth: 'none' }).corsOrigins,
+    };
     const { app, call } = testClient(db, { config });
     const asked = await app.request('/api/v1/push', preflight);
-    expect([asked.status, asked.headers.get('access-control-allow-origin'), asked.headers.get('vary')]).toEqual([204, 'https://app.example', 'Origin']);
+    expect([asked.status, asked.headers.get('access-control-allow-origin'), asked.headers.get('vary')]).toEqual([
+      204,
+      'https://app.example',
+      'Origin',
+    ]);
     const listed = await call('GET', '/api/v1/pop/queue/cors-list', undefined, { origin: 'http://localhost:5173' });
-    expect([listed.status, listed.headers.get('access-control-allow-origin'), listed.headers.get('vary')]).toEqual([204, 'http://localhost:5173', 'Origin']);
+    expect([listed.status, listed.headers.get('access-control-allow-origin'), listed.headers.get('vary')]).toEqual([
+      204,
+      'http://localhost:5173',
+      'Origin',
+    ]);
     const other = await call('GET', '/api/v1/pop/queue/cors-list', undefined, { origin: 'https://evil.example' });
     expect(other.headers.get('access-control-allow-origin')).toBeNull();
     const refused = await app.request('/api/v1/push', { ...preflight, headers: { ...preflight.headers, origin: 'https://evil.example' } });
@@ -54,7 +71,9 @@ describe('CORS', () => {
     expect(readConfig({}, { auth: 'none' }).corsOrigins).toBeNull();
     expect(readConfig({ QUEEN_CORS_ORIGINS: '' }, { auth: 'none' }).corsOrigins).toBeNull();
     expect(readConfig({ QUEEN_CORS_ORIGINS: '*' }, { auth: 'none' }).corsOrigins).toBe('*');
-    expect(() => readConfig({ QUEEN_CORS_ORIGINS: 'https://app.example/path' }, { auth: 'none' })).toThrow(/QUEEN_CORS_ORIGINS must be \* or comma-separated origins/);
+    expect(() => readConfig({ QUEEN_CORS_ORIGINS: 'https://app.example/path' }, { auth: 'none' })).toThrow(
+      /QUEEN_CORS_ORIGINS must be \* or comma-separated origins/,
+    );
     expect(() => readConfig({ QUEEN_CORS_ORIGINS: 'app.example' }, { auth: 'none' })).toThrow(/QUEEN_CORS_ORIGINS/);
   });
 });

@@ -44,7 +44,7 @@ describe('a database that cannot serve the request', () => {
   it.each([
     ['40P01', 'deadlock detected'],
     ['40001', 'could not serialize access due to concurrent update'],
-  ])('answers SQLSTATE %s that outlived the driver\'s retries with 503 database_conflict and Retry-After: 1', async (code, message) => {
+  ])("answers SQLSTATE %s that outlived the driver's retries with 503 database_conflict and Retry-After: 1", async (code, message) => {
     const res = await testClient(failingWith(pgError(code, message))).call('GET', '/api/v1/pop/queue/q');
     expect([res.status, res.body.code, res.headers.get('retry-after')]).toEqual([503, 'database_conflict', '1']);
     expect(res.text).not.toContain(message);
@@ -81,7 +81,10 @@ describe('a database that cannot serve the request', () => {
       const theirs = other.query('UPDATE deadlock_pair SET n = n + 10 WHERE id = 2').then(() => other.query('COMMIT'));
       await theirs;
       expect(await ours).toBe(2);
-      expect(await db().query('SELECT id, n FROM deadlock_pair ORDER BY id')).toEqual([{ id: 1, n: 11 }, { id: 2, n: 11 }]);
+      expect(await db().query('SELECT id, n FROM deadlock_pair ORDER BY id')).toEqual([
+        { id: 1, n: 11 },
+        { id: 2, n: 11 },
+      ]);
     } finally {
       await other.end();
       await wrapped.close();
@@ -92,14 +95,20 @@ describe('a database that cannot serve the request', () => {
     const nowhere = await connect({ url: 'postgres://postgres@127.0.0.1:7101/queen', driver: 'pg', max: 1 });
     try {
       const res = await testClient(nowhere).call('POST', '/api/v1/push', { items: [{ queue: 'q', payload: 1 }] });
-      expect([res.status, res.body.code, res.headers.get('retry-after')]).toEqual([503, 'database_unavailable', String(RETRY_AFTER_SECONDS)]);
+      expect([res.status, res.body.code, res.headers.get('retry-after')]).toEqual([
+        503,
+        'database_unavailable',
+        String(RETRY_AFTER_SECONDS),
+      ]);
     } finally {
       await nowhere.close();
     }
   });
 
   it('answers an error that is ours, not the database being away, with a plain 500 and no Retry-After', async () => {
-    const ours = await db().query('SELECT 1 / 0').catch((err: unknown) => err);
+    const ours = await db()
+      .query('SELECT 1 / 0')
+      .catch((err: unknown) => err);
     const res = await testClient(failingWith(ours)).call('GET', '/api/v1/pop/queue/q');
     expect([res.status, res.body.code, res.headers.get('retry-after')]).toEqual([500, 'internal_error', null]);
   });
@@ -112,7 +121,9 @@ describe('a database that cannot serve the request', () => {
     await holder.connect();
     try {
       await holder.query('BEGIN');
-      await holder.query(`SELECT 1 FROM queen.log_partitions p JOIN queen.queues q ON q.id = p.queue_id WHERE q.name = 'terminated' FOR UPDATE OF p`);
+      await holder.query(
+        `SELECT 1 FROM queen.log_partitions p JOIN queen.queues q ON q.id = p.queue_id WHERE q.name = 'terminated' FOR UPDATE OF p`,
+      );
       const pending = client.call('POST', '/api/v1/push', { items: [{ queue: 'terminated', partition: 'p', payload: 1 }] });
       let pid: number | undefined;
       for (let i = 0; i < 200 && pid === undefined; i++) {
@@ -125,7 +136,11 @@ describe('a database that cannot serve the request', () => {
       expect(pid, 'the push never waited on the partition lock').toBeDefined();
       await db().query('SELECT pg_terminate_backend($1)', [pid]);
       const res = await pending;
-      expect([res.status, res.body.code, res.headers.get('retry-after')]).toEqual([503, 'database_unavailable', String(RETRY_AFTER_SECONDS)]);
+      expect([res.status, res.body.code, res.headers.get('retry-after')]).toEqual([
+        503,
+        'database_unavailable',
+        String(RETRY_AFTER_SECONDS),
+      ]);
     } finally {
       await holder.query('ROLLBACK').catch(() => {});
       await holder.end().catch(() => {});
@@ -137,7 +152,10 @@ describe('a stored segment that does not decode', () => {
   async function damagedSegment(queue: string) {
     const client = testClient(db);
     const [pushed] = await client.push(queue, 'p', [{ n: 0 }, { n: 1 }, { n: 2 }], [`${queue}-0`, `${queue}-1`, `${queue}-2`]);
-    const [seg] = await db().query<{ base_offset: string; blob: Uint8Array }>('SELECT base_offset, blob FROM queen.log_segments WHERE partition_id = $1', [pushed!.partition_id]);
+    const [seg] = await db().query<{ base_offset: string; blob: Uint8Array }>(
+      'SELECT base_offset, blob FROM queen.log_segments WHERE partition_id = $1',
+      [pushed!.partition_id],
+    );
     const blob = Uint8Array.from(seg!.blob);
     const at = blob.length >> 1;
     blob[at] = blob[at]! ^ 0xff;
@@ -151,7 +169,9 @@ describe('a stored segment that does not decode', () => {
     const res = await testClient(db, { log: (m) => logs.push(m) }).call('GET', '/api/v1/pop/queue/damaged-pop?batch=10');
     expect([res.status, res.body.code]).toEqual([500, 'corrupt_segment']);
     expect(res.text).not.toContain(partitionId);
-    expect(logs).toEqual([`unreadable segment on GET /api/v1/pop/queue/damaged-pop: partition ${partitionId}, segment at offset ${baseOffset}`]);
+    expect(logs).toEqual([
+      `unreadable segment on GET /api/v1/pop/queue/damaged-pop: partition ${partitionId}, segment at offset ${baseOffset}`,
+    ]);
   });
 
   it('answers the message detail route with the same code', async () => {

@@ -36,7 +36,9 @@ describe('fuzzed requests to every route', () => {
   });
 
   it('finds the routes it fuzzes in the app itself', () => {
-    expect(routes.map(routeKey)).toEqual(expect.arrayContaining(['POST /api/v1/push', 'GET /api/v1/pop/queue/:queue', 'POST /api/v1/configure']));
+    expect(routes.map(routeKey)).toEqual(
+      expect.arrayContaining(['POST /api/v1/push', 'GET /api/v1/pop/queue/:queue', 'POST /api/v1/configure']),
+    );
   });
 
   it('has a valid example for every route, so a new route without one fails here, and none for a route that is gone', () => {
@@ -54,29 +56,38 @@ describe('fuzzed requests to every route', () => {
       for (const e of all[key] ?? []) {
         const url = exampleUrl(route, e);
         const res = await send(route.method, url, e.body === undefined ? undefined : JSON.stringify(e.body));
-        const ok = NOT_SUPPORTED.has(key) ? res.status === 501 && JSON.parse(res.text).code === 'not_supported' : res.status >= 200 && res.status < 300 && res.status !== 204;
+        const ok = NOT_SUPPORTED.has(key)
+          ? res.status === 501 && JSON.parse(res.text).code === 'not_supported'
+          : res.status >= 200 && res.status < 300 && res.status !== 204;
         if (!ok) wrong.push(`${key} ${url}: ${res.status} ${res.text.slice(0, 200)}`);
       }
     }
     expect(wrong).toEqual([]);
   });
 
-  it.each(routes.map((r) => [routeKey(r), r] as const))('%s answers 2xx or 4xx {error, code}, and a 4xx writes nothing', async (key, route) => {
-    const all = examples(fixture);
-    const seedBodies = Object.values(all).flatMap((list) => list.map((e) => e.body)).filter((b) => b !== undefined);
-    const notSupported = NOT_SUPPORTED.has(key);
-    const property = fc.asyncProperty(requestsFor(route, all[key] ?? [], seedBodies), async (req) => {
-      const before = await tableFingerprint(db());
-      const res = await send(req.method, req.url, req.body);
-      const what = `${req.method} ${req.url} (${req.how}) with body ${req.body === undefined ? 'none' : JSON.stringify(req.body.slice(0, 400))}`;
-      const problem = fuzzProblem(res, { notSupported });
-      if (problem) throw new Error(`${what}: ${problem}`);
-      if (req.mustRefuse && res.status < 400) throw new Error(`${what}: answered ${res.status}, but that body is not the JSON object the route takes`);
-      if (res.status < 400) return;
-      const after = await tableFingerprint(db());
-      const changed = Object.keys(before).filter((t) => before[t] !== after[t]);
-      if (changed.length > 0) throw new Error(`${what}: answered ${res.status} ${res.text.slice(0, 200)} but changed ${changed.join(', ')}`);
-    });
-    await fc.assert(property, { seed: SEED, numRuns: RUNS_PER_ROUTE, endOnFailure: true });
-  });
+  it.each(routes.map((r) => [routeKey(r), r] as const))(
+    '%s answers 2xx or 4xx {error, code}, and a 4xx writes nothing',
+    async (key, route) => {
+      const all = examples(fixture);
+      const seedBodies = Object.values(all)
+        .flatMap((list) => list.map((e) => e.body))
+        .filter((b) => b !== undefined);
+      const notSupported = NOT_SUPPORTED.has(key);
+      const property = fc.asyncProperty(requestsFor(route, all[key] ?? [], seedBodies), async (req) => {
+        const before = await tableFingerprint(db());
+        const res = await send(req.method, req.url, req.body);
+        const what = `${req.method} ${req.url} (${req.how}) with body ${req.body === undefined ? 'none' : JSON.stringify(req.body.slice(0, 400))}`;
+        const problem = fuzzProblem(res, { notSupported });
+        if (problem) throw new Error(`${what}: ${problem}`);
+        if (req.mustRefuse && res.status < 400)
+          throw new Error(`${what}: answered ${res.status}, but that body is not the JSON object the route takes`);
+        if (res.status < 400) return;
+        const after = await tableFingerprint(db());
+        const changed = Object.keys(before).filter((t) => before[t] !== after[t]);
+        if (changed.length > 0)
+          throw new Error(`${what}: answered ${res.status} ${res.text.slice(0, 200)} but changed ${changed.join(', ')}`);
+      });
+      await fc.assert(property, { seed: SEED, numRuns: RUNS_PER_ROUTE, endOnFailure: true });
+    },
+  );
 });

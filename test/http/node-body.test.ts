@@ -23,11 +23,14 @@ afterAll(() => server.close(0));
 function postChunked(path: string, parts: (string | Uint8Array)[]): Promise<{ status: number; body: any }> {
   const url = new URL(server.url + path);
   return new Promise((resolve, reject) => {
-    const req = http.request({ host: '127.0.0.1', port: url.port, path, method: 'POST', headers: { 'content-type': 'application/json' } }, (res) => {
-      let text = '';
-      res.on('data', (d: Buffer) => (text += d.toString()));
-      res.on('end', () => resolve({ status: res.statusCode!, body: text ? JSON.parse(text) : null }));
-    });
+    const req = http.request(
+      { host: '127.0.0.1', port: url.port, path, method: 'POST', headers: { 'content-type': 'application/json' } },
+      (res) => {
+        let text = '';
+        res.on('data', (d: Buffer) => (text += d.toString()));
+        res.on('end', () => resolve({ status: res.statusCode!, body: text ? JSON.parse(text) : null }));
+      },
+    );
     req.on('error', reject);
     (async () => {
       for (const p of parts) {

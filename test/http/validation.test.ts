@@ -64,12 +64,21 @@ describe('numbers', () => {
 });
 
 describe('objects', () => {
-  it.each(['[]', '"x"', '1', '[{"seconds":60}]', 'null'])('refuses lease extend with body %s and leaves the lease as it was', async (body) => {
-    const [before] = await db().query<{ lease_expires_at: Date }>('SELECT lease_expires_at FROM queen.log_consumers WHERE worker_id = $1', [leased.leaseId]);
-    await refused('POST', `/api/v1/lease/${leased.leaseId}/extend`, body);
-    const [after] = await db().query<{ lease_expires_at: Date }>('SELECT lease_expires_at FROM queen.log_consumers WHERE worker_id = $1', [leased.leaseId]);
-    expect(after!.lease_expires_at).toEqual(before!.lease_expires_at);
-  });
+  it.each(['[]', '"x"', '1', '[{"seconds":60}]', 'null'])(
+    'refuses lease extend with body %s and leaves the lease as it was',
+    async (body) => {
+      const [before] = await db().query<{ lease_expires_at: Date }>(
+        'SELECT lease_expires_at FROM queen.log_consumers WHERE worker_id = $1',
+        [leased.leaseId],
+      );
+      await refused('POST', `/api/v1/lease/${leased.leaseId}/extend`, body);
+      const [after] = await db().query<{ lease_expires_at: Date }>(
+        'SELECT lease_expires_at FROM queen.log_consumers WHERE worker_id = $1',
+        [leased.leaseId],
+      );
+      expect(after!.lease_expires_at).toEqual(before!.lease_expires_at);
+    },
+  );
 
   it('still extends with an empty body or {}', async () => {
     for (const body of [undefined, {}]) {
@@ -91,7 +100,7 @@ describe('objects', () => {
   });
 });
 
-describe('names that are not the table\'s own', () => {
+describe("names that are not the table's own", () => {
   it.each(['constructor', '__proto__', 'toString', 'hasOwnProperty'])('refuses configure option "%s" as unknown', async (key) => {
     const body = await refused('POST', '/api/v1/configure', `{"queue":"checked","options":{"${key}":1}}`, 'unknown_option');
     expect(body.error).toContain(`"${key}"`);
@@ -127,9 +136,12 @@ describe('timestamps PostgreSQL cannot read', () => {
     await refused('POST', '/api/v1/consumer-groups/g/subscription', { subscriptionTimestamp: t });
   });
 
-  it.each(['2024-02-29T23:59:59.999999Z', '0001-01-01T00:00:00Z', '2026-01-31T12:00:00+15:59', '2026-01-31 12:00'])('still takes %s', async (t) => {
-    expect((await api.call('GET', `/api/v1/status?from=${encodeURIComponent(t)}`)).status).toBe(200);
-  });
+  it.each(['2024-02-29T23:59:59.999999Z', '0001-01-01T00:00:00Z', '2026-01-31T12:00:00+15:59', '2026-01-31 12:00'])(
+    'still takes %s',
+    async (t) => {
+      expect((await api.call('GET', `/api/v1/status?from=${encodeURIComponent(t)}`)).status).toBe(200);
+    },
+  );
 });
 
 // A key the route does not read was ignored before: a misplaced option configured the defaults,
@@ -139,30 +151,47 @@ describe('unknown keys', () => {
     const res = await refused('POST', '/api/v1/configure', { queue: 'checked', retryLimit: 5, leaseTime: 30 }, 'unknown_key');
     expect(res.error).toBe('unknown key `retryLimit` in the body: did you mean `options.retryLimit`?');
     expect((await refused('POST', '/api/v1/configure', { options: {} }, 'missing_key')).error).toBe('`queue` is required in the body');
-    expect((await refused('POST', '/api/v1/configure', { queue: 'checked', options: { retrylimit: 1 } }, 'unknown_option')).error).toMatch(/did you mean "retryLimit"/);
+    expect((await refused('POST', '/api/v1/configure', { queue: 'checked', options: { retrylimit: 1 } }, 'unknown_option')).error).toMatch(
+      /did you mean "retryLimit"/,
+    );
   });
 
   it('refuses an unknown key in an ack, a batch item, a batch body and a transaction operation', async () => {
-    expect((await refused('POST', '/api/v1/ack', ack({ lease: 'x' }), 'unknown_key')).error).toBe('unknown key `lease` in the body: did you mean `leaseId`?');
-    expect((await refused('POST', '/api/v1/ack/batch', { acknowledgments: [ack({}), ack({ stauts: 'failed' })] }, 'unknown_key')).error).toBe(
-      'unknown key `stauts` in acknowledgments[1]: did you mean `status`?',
+    expect((await refused('POST', '/api/v1/ack', ack({ lease: 'x' }), 'unknown_key')).error).toBe(
+      'unknown key `lease` in the body: did you mean `leaseId`?',
     );
-    expect((await refused('POST', '/api/v1/ack/batch', { acks: [ack({})] }, 'unknown_key')).error).toMatch(/`acks` in the body: did you mean `acknowledgments`/);
+    expect(
+      (await refused('POST', '/api/v1/ack/batch', { acknowledgments: [ack({}), ack({ stauts: 'failed' })] }, 'unknown_key')).error,
+    ).toBe('unknown key `stauts` in acknowledgments[1]: did you mean `status`?');
+    expect((await refused('POST', '/api/v1/ack/batch', { acks: [ack({})] }, 'unknown_key')).error).toMatch(
+      /`acks` in the body: did you mean `acknowledgments`/,
+    );
     const { transactionId, partitionId } = ack({});
     expect((await refused('POST', '/api/v1/ack', { partitionId }, 'missing_key')).error).toBe('`transactionId` is required in the body');
     const op = { type: 'ack', transactionId, partitionId, status: 'completed' };
     expect((await refused('POST', '/api/v1/transaction', { operations: [{ ...op, group: 'g' }] }, 'unknown_key')).error).toBe(
       'unknown key `group` in operations[0]: did you mean `consumerGroup`?',
     );
-    expect((await refused('POST', '/api/v1/transaction', { operations: [{ type: 'push', items: [{ queue: 'checked', data: 1 }] }] }, 'unknown_key')).error).toBe(
-      'unknown key `data` in operations[0].items[0]: did you mean `payload`?',
+    expect(
+      (
+        await refused(
+          'POST',
+          '/api/v1/transaction',
+          { operations: [{ type: 'push', items: [{ queue: 'checked', data: 1 }] }] },
+          'unknown_key',
+        )
+      ).error,
+    ).toBe('unknown key `data` in operations[0].items[0]: did you mean `payload`?');
+    expect((await refused('POST', '/api/v1/transaction', { operations: [op], leases: [] }, 'unknown_key')).error).toMatch(
+      /did you mean `requiredLeases`/,
     );
-    expect((await refused('POST', '/api/v1/transaction', { operations: [op], leases: [] }, 'unknown_key')).error).toMatch(/did you mean `requiredLeases`/);
   });
 
   it('refuses an unknown pop query parameter, suggesting the one meant', async () => {
     const res = await refused('GET', '/api/v1/pop/queue/checked?limit=10', undefined, 'unknown_parameter');
     expect(res.error).toBe('unknown query parameter `limit` in the query string: did you mean `batch`?');
-    expect((await refused('GET', '/api/v1/pop/queue/checked?consumergroup=g', undefined, 'unknown_parameter')).error).toMatch(/did you mean `consumerGroup`/);
+    expect((await refused('GET', '/api/v1/pop/queue/checked?consumergroup=g', undefined, 'unknown_parameter')).error).toMatch(
+      /did you mean `consumerGroup`/,
+    );
   });
 });

@@ -81,7 +81,8 @@ describe('the import arrows of lib/, functions/, cli/, support/, bench/ and test
     for (const [file, deps] of graph) {
       const layer = Object.keys(ALLOWED).find((l) => file === l || file.startsWith(l));
       expect(layer, `${file} belongs to no layer`).toBeDefined();
-      for (const d of deps) if (!d.startsWith('node_modules/') && !ALLOWED[layer!]!.some((a) => d === a || d.startsWith(a))) wrong.push(`${file} -> ${d}`);
+      for (const d of deps)
+        if (!d.startsWith('node_modules/') && !ALLOWED[layer!]!.some((a) => d === a || d.startsWith(a))) wrong.push(`${file} -> ${d}`);
     }
     expect(wrong).toEqual([]);
   });

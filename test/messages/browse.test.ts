@@ -12,13 +12,24 @@ const ISO_MS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 // br.orders/p2: one segment [0,1,2], consumed by group "audit" (which has no cursor on p1).
 // br.pay/p1: one segment [0,1]; queue mode dead-lettered 0.
 // Pushed in that order, so newest first is br.pay, p2, then p1's segments backwards.
-interface Expected { queue: string; partition: string; offset: number; status: string; consumedBy: number; pushed: Pushed }
+interface Expected {
+  queue: string;
+  partition: string;
+  offset: number;
+  status: string;
+  consumedBy: number;
+  pushed: Pushed;
+}
 const expected: Expected[] = [];
 let lease: PopBody;
 
 beforeAll(async () => {
   await api.configure('br.orders', { leaseTime: 3600 });
-  const p1 = [...(await api.pushNumbered('br.orders', 'p1', 2)), ...(await api.pushNumbered('br.orders', 'p1', 3, undefined, 2)), ...(await api.pushNumbered('br.orders', 'p1', 1, undefined, 5))];
+  const p1 = [
+    ...(await api.pushNumbered('br.orders', 'p1', 2)),
+    ...(await api.pushNumbered('br.orders', 'p1', 3, undefined, 2)),
+    ...(await api.pushNumbered('br.orders', 'p1', 1, undefined, 5)),
+  ];
   const p2 = await api.pushNumbered('br.orders', 'p2', 3);
   const pay = await api.pushNumbered('br.pay', 'p1', 2);
   await api.ackAll((await api.popQueue('br.orders', { batch: 2 }, 'p1')).body as PopBody);
@@ -28,12 +39,31 @@ beforeAll(async () => {
   await api.ackAll(dead, 'dlq');
 
   const add = (queue: string, partition: string, pushed: Pushed[], status: (o: number) => string, consumedBy: (o: number) => number) => {
-    for (const p of [...pushed].reverse()) expected.push({ queue, partition, offset: p.offset, status: status(p.offset), consumedBy: consumedBy(p.offset), pushed: p });
+    for (const p of [...pushed].reverse())
+      expected.push({ queue, partition, offset: p.offset, status: status(p.offset), consumedBy: consumedBy(p.offset), pushed: p });
   };
-  add('br.pay', 'p1', pay, (o) => (o === 0 ? 'dead_letter' : 'pending'), () => 0);
+  add(
+    'br.pay',
+    'p1',
+    pay,
+    (o) => (o === 0 ? 'dead_letter' : 'pending'),
+    () => 0,
+  );
   // p2 has a queue-mode reader by subscription (from the beginning), which decides its status.
-  add('br.orders', 'p2', p2, () => 'pending', () => 1);
-  add('br.orders', 'p1', p1, (o) => (o <= 1 ? 'completed' : o <= 3 ? 'processing' : 'pending'), () => 0);
+  add(
+    'br.orders',
+    'p2',
+    p2,
+    () => 'pending',
+    () => 1,
+  );
+  add(
+    'br.orders',
+    'p1',
+    p1,
+    (o) => (o <= 1 ? 'completed' : o <= 3 ? 'processing' : 'pending'),
+    () => 0,
+  );
 });
 
 const list = async (query = '') => {
@@ -44,7 +74,7 @@ const list = async (query = '') => {
 const key = (m: { queue: string; partition: string; offset: number }) => `${m.queue}/${m.partition}@${m.offset}`;
 
 describe('GET /api/v1/messages', () => {
-  it('lists the window\'s messages newest first with Queen\'s fields and true statuses, without payloads', async () => {
+  it("lists the window's messages newest first with Queen's fields and true statuses, without payloads", async () => {
     const { messages, mode } = await list();
     expect(messages.map(key)).toEqual(expected.map(key));
     expect(messages.map((m) => m.status)).toEqual(expected.map((e) => e.status));
@@ -89,10 +119,14 @@ describe('GET /api/v1/messages', () => {
   });
 
   it('pages with limit and offset, with or without a status filter, in the same order', async () => {
-    for (const [query, keep] of [['', () => true], ['status=pending&', (e: Expected) => e.status === 'pending']] as const) {
+    for (const [query, keep] of [
+      ['', () => true],
+      ['status=pending&', (e: Expected) => e.status === 'pending'],
+    ] as const) {
       const want = expected.filter(keep).map(key);
       const pages: string[] = [];
-      for (let offset = 0; offset < want.length + 3; offset += 3) pages.push(...(await list(`${query}limit=3&offset=${offset}`)).messages.map(key));
+      for (let offset = 0; offset < want.length + 3; offset += 3)
+        pages.push(...(await list(`${query}limit=3&offset=${offset}`)).messages.map(key));
       expect(pages).toEqual(want);
     }
   });
@@ -100,8 +134,12 @@ describe('GET /api/v1/messages', () => {
   it('reads only the segments a page needs', async () => {
     for (let i = 0; i < 30; i++) await api.push('br.many', 'p', [i]);
     const segments = async (need: number, status: string | null) =>
-      (await db().query<{ kind: string }>(`SELECT kind FROM queen.list_messages('browse', 'br.many', NULL, NULL, NULL, $1, NULL, NULL, $2)`, [status, need]))
-        .filter((r) => r.kind === 'seg').length;
+      (
+        await db().query<{ kind: string }>(
+          `SELECT kind FROM queen.list_messages('browse', 'br.many', NULL, NULL, NULL, $1, NULL, NULL, $2)`,
+          [status, need],
+        )
+      ).filter((r) => r.kind === 'seg').length;
     expect(await segments(5, null)).toBe(5);
     expect(await segments(5, 'pending')).toBe(5);
     expect(await segments(5, 'completed')).toBe(0);
@@ -124,21 +162,28 @@ describe('GET /api/v1/messages', () => {
     expect(await found(`from=${at(-60_000)}&to=${at(-1)}`)).toBe(0);
   });
 
-  it.each(['status=failed', 'limit=0', 'limit=1001', 'offset=-1', 'offset=9999&limit=2', 'from=yesterday', 'queue=a%2Fb'])('answers %s with a 400', async (query) => {
-    const res = await api.call('GET', `/api/v1/messages?${query}`);
-    expect([res.status, res.body.code]).toEqual([400, 'invalid_query']);
-  });
+  it.each(['status=failed', 'limit=0', 'limit=1001', 'offset=-1', 'offset=9999&limit=2', 'from=yesterday', 'queue=a%2Fb'])(
+    'answers %s with a 400',
+    async (query) => {
+      const res = await api.call('GET', `/api/v1/messages?${query}`);
+      expect([res.status, res.body.code]).toEqual([400, 'invalid_query']);
+    },
+  );
 
   it('shows another tenant nothing', async () => {
-    expect(await testClient(db, { as: { tenant: 'browse-other' } }).call('GET', '/api/v1/messages').then((r) => r.body)).toEqual({
+    expect(
+      await testClient(db, { as: { tenant: 'browse-other' } })
+        .call('GET', '/api/v1/messages')
+        .then((r) => r.body),
+    ).toEqual({
       messages: [],
       mode: { hasQueueMode: false, busGroupsCount: 0, type: 'none' },
     });
   });
 });
 
-describe('GET /api/v1/messages/:partitionId/:transactionId (Queen\'s keys)', () => {
-  it('agrees with the list on every message\'s status and adds payload, queueConfig, mode and the groups as Queen names them', async () => {
+describe("GET /api/v1/messages/:partitionId/:transactionId (Queen's keys)", () => {
+  it("agrees with the list on every message's status and adds payload, queueConfig, mode and the groups as Queen names them", async () => {
     for (const e of expected) {
       const res = await api.call('GET', `/api/v1/messages/${e.pushed.partition_id}/${e.pushed.transaction_id}`);
       expect(res.status).toBe(200);
@@ -157,7 +202,14 @@ describe('GET /api/v1/messages/:partitionId/:transactionId (Queen\'s keys)', () 
       mode: { hasQueueMode: true, busGroupsCount: 1, consumedByGroups: 0, type: 'hybrid' },
     });
     expect(res.consumerGroups).toEqual([
-      { name: '__QUEUE_MODE__', consumed: false, leaseExpiresAt: res.leaseExpiresAt, consumerGroup: '__QUEUE_MODE__', status: 'leased', committed: 1 },
+      {
+        name: '__QUEUE_MODE__',
+        consumed: false,
+        leaseExpiresAt: res.leaseExpiresAt,
+        consumerGroup: '__QUEUE_MODE__',
+        status: 'leased',
+        committed: 1,
+      },
       { name: 'audit', consumed: false, leaseExpiresAt: null, consumerGroup: 'audit', status: 'pending', committed: -1 },
     ]);
     expect(lease.leaseId).toMatch(/-/);
@@ -166,7 +218,10 @@ describe('GET /api/v1/messages/:partitionId/:transactionId (Queen\'s keys)', () 
   it('answers a dead letter with its error and retry count', async () => {
     const dead = expected.find((e) => e.status === 'dead_letter')!;
     const res = (await api.call('GET', `/api/v1/messages/${dead.pushed.partition_id}/${dead.pushed.transaction_id}`)).body;
-    const [row] = await db().query<{ error_message: string | null; retry_count: number }>('SELECT error_message, retry_count FROM queen.log_dlq WHERE partition_id = $1', [dead.pushed.partition_id]);
+    const [row] = await db().query<{ error_message: string | null; retry_count: number }>(
+      'SELECT error_message, retry_count FROM queen.log_dlq WHERE partition_id = $1',
+      [dead.pushed.partition_id],
+    );
     expect(res).toMatchObject({ status: 'dead_letter', errorMessage: row!.error_message, retryCount: row!.retry_count });
     expect(res.consumerGroups).toEqual([expect.objectContaining({ name: '__QUEUE_MODE__', consumed: false, status: 'dead_letter' })]);
   });
@@ -176,7 +231,10 @@ describe('GET /api/v1/messages/:partitionId/:transactionId (Queen\'s keys)', () 
     for (const g of ['g1', 'g2']) await api.popQueue('br.bus', { consumerGroup: g, batch: g === 'g1' ? 2 : 1, autoAck: true });
     const pid = (await list('queue=br.bus')).messages[0].partitionId;
     const statuses = await Promise.all([0, 1].map(async (o) => (await api.call('GET', `/api/v1/messages/${pid}/p-${o}`)).body));
-    expect(statuses.map((m) => [m.status, m.mode.consumedByGroups, m.mode.type])).toEqual([['completed', 2, 'bus'], ['pending', 1, 'bus']]);
+    expect(statuses.map((m) => [m.status, m.mode.consumedByGroups, m.mode.type])).toEqual([
+      ['completed', 2, 'bus'],
+      ['pending', 1, 'bus'],
+    ]);
     expect((await list('queue=br.bus')).messages.map((m) => [m.offset, m.status, m.busStatus])).toEqual([
       [1, 'pending', { consumedBy: 1, totalGroups: 2 }],
       [0, 'completed', { consumedBy: 2, totalGroups: 2 }],
@@ -184,7 +242,11 @@ describe('GET /api/v1/messages/:partitionId/:transactionId (Queen\'s keys)', () 
   });
 
   it('keeps the payload verbatim in both members', async () => {
-    await api.call('POST', '/api/v1/push', '{"items":[{"queue":"br.raw","transactionId":"raw-1","payload":{"big":12345678901234567890,"f":1.50}}]}');
+    await api.call(
+      'POST',
+      '/api/v1/push',
+      '{"items":[{"queue":"br.raw","transactionId":"raw-1","payload":{"big":12345678901234567890,"f":1.50}}]}',
+    );
     const pid = (await list('queue=br.raw')).messages[0].partitionId;
     const res = await api.call('GET', `/api/v1/messages/${pid}/raw-1`);
     expect(res.text).toContain('"payload":{"big":12345678901234567890,"f":1.50}');
@@ -200,10 +262,18 @@ describe('POST /api/v1/messages/:partitionId/:transactionId/dlq and DELETE', () 
     expect(res.body.error).toMatch(/status "dlq"/);
   });
 
-  it('deletes only the DLQ copies, with Queen\'s success keys', async () => {
+  it("deletes only the DLQ copies, with Queen's success keys", async () => {
     const dead = expected.find((e) => e.status === 'dead_letter')!;
     const res = await api.call('DELETE', `/api/v1/messages/${dead.pushed.partition_id}/${dead.pushed.transaction_id}`);
-    expect(res.body).toMatchObject({ success: true, partitionId: dead.pushed.partition_id, transactionId: dead.pushed.transaction_id, message: expect.any(String), removed: 1 });
-    expect((await api.call('GET', `/api/v1/messages/${dead.pushed.partition_id}/${dead.pushed.transaction_id}`)).body.status).toBe('completed');
+    expect(res.body).toMatchObject({
+      success: true,
+      partitionId: dead.pushed.partition_id,
+      transactionId: dead.pushed.transaction_id,
+      message: expect.any(String),
+      removed: 1,
+    });
+    expect((await api.call('GET', `/api/v1/messages/${dead.pushed.partition_id}/${dead.pushed.transaction_id}`)).body.status).toBe(
+      'completed',
+    );
   });
 });

@@ -50,11 +50,7 @@ describe.skipIf(testMode() !== 'pg')('concurrent consumers on the real server', 
   it('delivers 10,000 messages over 100 partitions to eight consumers exactly once and in order per partition', async () => {
     const producing = (async () => {
       for (let round = 0; round < 4; round++) {
-        await Promise.all(
-          Array.from({ length: 100 }, (_, p) =>
-            b.pushNumbered('wide', `p${p}`, 25, (i) => `p${p}-${i}`, round * 25),
-          ),
-        );
+        await Promise.all(Array.from({ length: 100 }, (_, p) => b.pushNumbered('wide', `p${p}`, 25, (i) => `p${p}-${i}`, round * 25)));
       }
     })();
     const got = await consume('queue/wide?batch=50', 8, 10_000);
@@ -78,7 +74,7 @@ describe.skipIf(testMode() !== 'pg')('concurrent consumers on the real server', 
     }
   }, 60_000);
 
-  it('gives a dead consumer\'s batch to another consumer once its lease expires', async () => {
+  it("gives a dead consumer's batch to another consumer once its lease expires", async () => {
     await b.pushNumbered('crash', 'p', 3);
     await configureQueue(db(), 'crash', 'lease_time = 1');
     const dead = await b.pop('queue/crash?batch=3');
@@ -86,7 +82,11 @@ describe.skipIf(testMode() !== 'pg')('concurrent consumers on the real server', 
     expect((await b.pop('queue/crash?batch=3')).status).toBe(204);
     await sleep(1200);
     const rescued = await b.pop('queue/crash?batch=3');
-    expect(rescued.body.messages.map((m) => [m.offset, m.attempt])).toEqual([[0, 2], [1, 2], [2, 2]]);
+    expect(rescued.body.messages.map((m) => [m.offset, m.attempt])).toEqual([
+      [0, 2],
+      [1, 2],
+      [2, 2],
+    ]);
     const late = await b.ackAll(dead.body);
     expect(late.body.every((a) => a.error?.startsWith('Invalid or expired lease: '))).toBe(true);
     expect((await b.ackAll(rescued.body)).body.every((a) => a.success)).toBe(true);

@@ -9,7 +9,7 @@ import { useDatabase } from '../support/db.js';
 import { testMode } from '../support/mode.js';
 
 const QUEUES = ['ns.alpha', 'ns.beta', 'ns.gamma'];
-const pick = <T,>(xs: readonly T[]) => xs[Math.floor(Math.random() * xs.length)]!;
+const pick = <T>(xs: readonly T[]) => xs[Math.floor(Math.random() * xs.length)]!;
 
 describe.skipIf(testMode() !== 'pg')('pops, acks, pushes, extends and seeks racing over fresh partitions', () => {
   const db = useDatabase();
@@ -29,7 +29,10 @@ describe.skipIf(testMode() !== 'pg')('pops, acks, pushes, extends and seeks raci
     const statuses = new Map<number, number>();
     const count = (s: number) => statuses.set(s, (statuses.get(s) ?? 0) + 1);
     const pushed = new Set<string>();
-    const done = new Map<string, Set<string>>([['__QUEUE_MODE__', new Set()], ['g', new Set()]]);
+    const done = new Map<string, Set<string>>([
+      ['__QUEUE_MODE__', new Set()],
+      ['g', new Set()],
+    ]);
     const deadline = Date.now() + 8_000;
     let round = 0;
 

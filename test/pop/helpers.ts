@@ -47,7 +47,10 @@ export async function wildcardPopReads(db: Database, queue: string) {
     const after = await reads(tx);
     return {
       partitions: [...new Set(rows.map((r) => r.partition_name))],
-      reads: Object.fromEntries(after.map((r, i) => [r.relname, Number(r.n) - Number(before[i]!.n)])) as Record<'log_consumers' | 'log_partitions', number>,
+      reads: Object.fromEntries(after.map((r, i) => [r.relname, Number(r.n) - Number(before[i]!.n)])) as Record<
+        'log_consumers' | 'log_partitions',
+        number
+      >,
     };
   });
 }

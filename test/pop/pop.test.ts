@@ -13,13 +13,54 @@ describe('pop of a named queue', () => {
     const pushed = await b.pushNumbered('orders', 'cust-1', 3);
     const { status, body } = await b.pop('queue/orders/partition/cust-1?batch=10');
     expect(status).toBe(200);
-    expect(body).toMatchObject({ success: true, queue: 'orders', partition: 'cust-1', partitionId: pushed[0]!.partition_id, consumerGroup: '__QUEUE_MODE__', partitionsClaimed: 1 });
+    expect(body).toMatchObject({
+      success: true,
+      queue: 'orders',
+      partition: 'cust-1',
+      partitionId: pushed[0]!.partition_id,
+      consumerGroup: '__QUEUE_MODE__',
+      partitionsClaimed: 1,
+    });
     expect(body.leaseId).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-7/);
-    expect(Object.keys(body).sort()).toEqual(wireKeys<PopResponse>()(['success', 'queue', 'partition', 'partitionId', 'leaseId', 'consumerGroup', 'partitionsClaimed', 'messages']));
-    const messageKeys = ['id', 'transactionId', 'traceId', 'data', 'producerSub', 'createdAt', 'partitionId', 'partition', 'queue', 'leaseId', 'consumerGroup', 'offset', 'attempt'] as const;
+    expect(Object.keys(body).sort()).toEqual(
+      wireKeys<PopResponse>()([
+        'success',
+        'queue',
+        'partition',
+        'partitionId',
+        'leaseId',
+        'consumerGroup',
+        'partitionsClaimed',
+        'messages',
+      ]),
+    );
+    const messageKeys = [
+      'id',
+      'transactionId',
+      'traceId',
+      'data',
+      'producerSub',
+      'createdAt',
+      'partitionId',
+      'partition',
+      'queue',
+      'leaseId',
+      'consumerGroup',
+      'offset',
+      'attempt',
+    ] as const;
     for (const m of body.messages) expect(Object.keys(m).sort()).toEqual(wireKeys<Message>()(messageKeys));
     expect(offsets(body)).toEqual([0, 1, 2]);
-    expect(body.messages[0]).toMatchObject({ transactionId: 'cust-1-0', data: { n: 0 }, traceId: null, partition: 'cust-1', queue: 'orders', leaseId: body.leaseId, attempt: 1, offset: 0 });
+    expect(body.messages[0]).toMatchObject({
+      transactionId: 'cust-1-0',
+      data: { n: 0 },
+      traceId: null,
+      partition: 'cust-1',
+      queue: 'orders',
+      leaseId: body.leaseId,
+      attempt: 1,
+      offset: 0,
+    });
     expect(new Date(body.messages[0]!.createdAt).toISOString()).toBe(body.messages[0]!.createdAt);
     expect((await b.pop('queue/orders/partition/cust-1?batch=10')).status).toBe(204);
     expect((await b.pop('queue/orders?batch=10')).status).toBe(204);
@@ -49,8 +90,13 @@ describe('pop of a named queue', () => {
     const calls = async (queue: string) =>
       db().transaction(async (tx) => {
         await tx.query(`SET LOCAL track_functions = 'pl'`);
-        await tx.query(`SELECT * FROM queen.pop('default', $1, NULL, NULL, NULL, '__QUEUE_MODE__', 10, 1, 'lease-x', false, 'all', NULL, 1000000)`, [queue]);
-        const [r] = await tx.query<{ n: string | null }>(`SELECT pg_stat_get_xact_function_calls('queen.ensure_queue(text,text)'::regprocedure) AS n`);
+        await tx.query(
+          `SELECT * FROM queen.pop('default', $1, NULL, NULL, NULL, '__QUEUE_MODE__', 10, 1, 'lease-x', false, 'all', NULL, 1000000)`,
+          [queue],
+        );
+        const [r] = await tx.query<{ n: string | null }>(
+          `SELECT pg_stat_get_xact_function_calls('queen.ensure_queue(text,text)'::regprocedure) AS n`,
+        );
         return Number(r!.n ?? 0);
       });
     expect(await calls('known-queue')).toBe(0);
@@ -117,7 +163,9 @@ describe('pop of a named queue', () => {
 
   it('provisions a queue that does not exist and answers 204', async () => {
     expect((await b.pop('queue/not-yet?consumerGroup=early')).status).toBe(204);
-    const rows = await db().query(`SELECT q.lease_time, s.consumer_group FROM queen.queues q JOIN queen.consumer_subscriptions s ON s.queue_id = q.id WHERE q.name = 'not-yet'`);
+    const rows = await db().query(
+      `SELECT q.lease_time, s.consumer_group FROM queen.queues q JOIN queen.consumer_subscriptions s ON s.queue_id = q.id WHERE q.name = 'not-yet'`,
+    );
     expect(rows).toEqual([{ lease_time: 60, consumer_group: 'early' }]);
   });
 
@@ -137,19 +185,32 @@ describe('pop of a named queue', () => {
 });
 
 describe('pop parameters', () => {
-  it.each(['batch=0', 'batch=-1', 'batch=abc', 'batch=10001', 'partitions=0', 'wait=maybe', 'timeout=-5', 'subscriptionMode=sideways', 'subscriptionFrom=yesterday', 'consumerGroup=%20x',
+  it.each([
+    'batch=0',
+    'batch=-1',
+    'batch=abc',
+    'batch=10001',
+    'partitions=0',
+    'wait=maybe',
+    'timeout=-5',
+    'subscriptionMode=sideways',
+    'subscriptionFrom=yesterday',
+    'consumerGroup=%20x',
     // Each answered 500: year 0000, or an instant outside years 1..9999 in UTC, which SQL refuses.
-    'subscriptionFrom=0000-01-01T00:00:00Z', 'subscriptionFrom=0001-01-01T00:00:00%2B15:00', 'subscriptionFrom=9999-12-31T23:59:59-15:59', 'subscriptionFrom=2026-02-30T00:00:00Z'])(
-    'answers 400 for %s and leases nothing',
-    async (q) => {
-      await b.pushNumbered('bad-input', 'p', 1);
-      const res = await b.call('GET', `/api/v1/pop/queue/bad-input?${q}`);
-      expect(res.status).toBe(400);
-      expect(res.body.code).toMatch(/^[a-z_]+$/);
-      const rows = await db().query(`SELECT 1 FROM queen.log_consumers lc JOIN queen.log_partitions p ON p.id = lc.partition_id JOIN queen.queues q ON q.id = p.queue_id WHERE q.name = 'bad-input' AND lc.batch_end IS NOT NULL`);
-      expect(rows).toHaveLength(0);
-    },
-  );
+    'subscriptionFrom=0000-01-01T00:00:00Z',
+    'subscriptionFrom=0001-01-01T00:00:00%2B15:00',
+    'subscriptionFrom=9999-12-31T23:59:59-15:59',
+    'subscriptionFrom=2026-02-30T00:00:00Z',
+  ])('answers 400 for %s and leases nothing', async (q) => {
+    await b.pushNumbered('bad-input', 'p', 1);
+    const res = await b.call('GET', `/api/v1/pop/queue/bad-input?${q}`);
+    expect(res.status).toBe(400);
+    expect(res.body.code).toMatch(/^[a-z_]+$/);
+    const rows = await db().query(
+      `SELECT 1 FROM queen.log_consumers lc JOIN queen.log_partitions p ON p.id = lc.partition_id JOIN queen.queues q ON q.id = p.queue_id WHERE q.name = 'bad-input' AND lc.batch_end IS NOT NULL`,
+    );
+    expect(rows).toHaveLength(0);
+  });
 
   it('finds queues by namespace and task on a discovery pop', async () => {
     await b.pushNumbered('billing.invoices', 'p', 1);

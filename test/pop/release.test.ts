@@ -23,11 +23,20 @@ describe('a pop that fails after taking the lease', () => {
     await sealedQueue('sealed', 3);
     const failed = await wrong.call('GET', '/api/v1/pop/queue/sealed/partition/p?batch=10&consumerGroup=g');
     expect([failed.status, failed.body.code]).toEqual([500, 'decryption_failed']);
-    expect(await cursor(db(), 'sealed', 'p', 'g')).toMatchObject({ committed: '-1', batch_end: null, worker_id: null, lease_expires_at: null });
+    expect(await cursor(db(), 'sealed', 'p', 'g')).toMatchObject({
+      committed: '-1',
+      batch_end: null,
+      worker_id: null,
+      lease_expires_at: null,
+    });
     const { status, body } = await right.pop('queue/sealed/partition/p?batch=10&consumerGroup=g');
     expect(status).toBe(200);
     expect(offsets(body)).toEqual([0, 1, 2]);
-    expect(body.messages.map((m) => [m.data, m.attempt])).toEqual([[{ n: 0 }, 1], [{ n: 1 }, 1], [{ n: 2 }, 1]]);
+    expect(body.messages.map((m) => [m.data, m.attempt])).toEqual([
+      [{ n: 0 }, 1],
+      [{ n: 1 }, 1],
+      [{ n: 2 }, 1],
+    ]);
     expect((await right.ackAll(body, 'completed', 'g')).body.every((r: any) => r.success && r.committed)).toBe(true);
   });
 
@@ -35,7 +44,9 @@ describe('a pop that fails after taking the lease', () => {
     await sealedQueue('sealed-again', 2);
     const first = await right.pop('queue/sealed-again/partition/p?batch=10');
     expect(first.body.messages[0]!.attempt).toBe(1);
-    await db().query(`UPDATE queen.log_consumers SET lease_expires_at = now() - interval '1 second' WHERE worker_id = $1`, [first.body.leaseId]);
+    await db().query(`UPDATE queen.log_consumers SET lease_expires_at = now() - interval '1 second' WHERE worker_id = $1`, [
+      first.body.leaseId,
+    ]);
     expect((await wrong.call('GET', '/api/v1/pop/queue/sealed-again/partition/p?batch=10')).status).toBe(500);
     const second = await right.pop('queue/sealed-again/partition/p?batch=10');
     expect(offsets(second.body)).toEqual([0, 1]);

@@ -11,7 +11,9 @@ const b = testClient(db);
 
 /** Four segments of three messages (offsets 0..11); the first two (0..5) made `seconds` old, then retained. */
 async function retainPrefix(queue: string, seconds: number) {
-  expect((await b.call('POST', '/api/v1/configure', { queue, options: { retentionEnabled: true, retentionSeconds: 60 } })).status).toBe(200);
+  expect((await b.call('POST', '/api/v1/configure', { queue, options: { retentionEnabled: true, retentionSeconds: 60 } })).status).toBe(
+    200,
+  );
   for (let s = 0; s < 4; s++) await b.pushNumbered(queue, 'p', 3, undefined, s * 3);
   for (const table of ['log_segments', 'log_txns']) {
     await db().query(
@@ -36,7 +38,12 @@ describe('a group behind a retention gap', () => {
     const first = await b.pop('queue/gap/partition/p?consumerGroup=late&batch=4');
     expect(offsets(first.body)).toEqual([6, 7, 8, 9]);
     expect(first.body.messages.map((m) => m.attempt)).toEqual([1, 1, 1, 1]);
-    expect(await cursor(db(), 'gap', 'p', 'late')).toMatchObject({ committed: '-1', batch_end: '9', attempt_offset: '6', attempt_count: 1 });
+    expect(await cursor(db(), 'gap', 'p', 'late')).toMatchObject({
+      committed: '-1',
+      batch_end: '9',
+      attempt_offset: '6',
+      attempt_count: 1,
+    });
     await expireLeases(db(), 'gap', 'late');
     const again = await b.pop('queue/gap/partition/p?consumerGroup=late&batch=4');
     expect(offsets(again.body)).toEqual([6, 7, 8, 9]);

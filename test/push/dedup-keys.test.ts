@@ -49,8 +49,14 @@ describe('stored dedup keys', () => {
 
   it("deduplicates a previous release's push against this release's rows, and this release's against its rows", async () => {
     const ours = await push([item('keys-3', 1, { transactionId: 'new-first' })]);
-    const theirs = await push([item('keys-3', 2, { transactionId: 'new-first' }), item('keys-3', 3, { transactionId: 'old-first' })], previousRelease(db()));
-    expect(theirs.map((r) => [r.status, r.offset])).toEqual([['duplicate', 0], ['queued', 1]]);
+    const theirs = await push(
+      [item('keys-3', 2, { transactionId: 'new-first' }), item('keys-3', 3, { transactionId: 'old-first' })],
+      previousRelease(db()),
+    );
+    expect(theirs.map((r) => [r.status, r.offset])).toEqual([
+      ['duplicate', 0],
+      ['queued', 1],
+    ]);
     expect(theirs[0].message_id).toBe(ours[0].message_id);
     const again = await push([item('keys-3', 4, { transactionId: 'old-first' })]);
     expect(again[0]).toMatchObject({ status: 'duplicate', offset: 1, message_id: theirs[1].message_id });

@@ -18,7 +18,13 @@ describe('deduplication', () => {
   it('queues a key once when it appears twice in one request, and answers the repeat with the original', async () => {
     const out = await push([item('d1', 'a', { transactionId: 'k' }), item('d1', 'b'), item('d1', 'c', { transactionId: 'k' })]);
     expect(out.map((r) => r.status)).toEqual(['queued', 'queued', 'duplicate']);
-    expect(out[2]).toMatchObject({ message_id: out[0].message_id, offset: 0, partition_id: out[0].partition_id, transaction_id: 'k', index: 2 });
+    expect(out[2]).toMatchObject({
+      message_id: out[0].message_id,
+      offset: 0,
+      partition_id: out[0].partition_id,
+      transaction_id: 'k',
+      index: 2,
+    });
     expect((await storedMessages(db(), 's.partition_id = $1', [out[0].partition_id])).map((m) => m.text)).toEqual(['"a"', '"b"']);
   });
 
@@ -47,12 +53,22 @@ describe('deduplication', () => {
       ],
       log,
     );
-    expect(out.map((r) => [r.status, r.offset])).toEqual([['queued', 1], ['duplicate', 0], ['queued', 0], ['duplicate', 0], ['queued', 2]]);
+    expect(out.map((r) => [r.status, r.offset])).toEqual([
+      ['queued', 1],
+      ['duplicate', 0],
+      ['queued', 0],
+      ['duplicate', 0],
+      ['queued', 2],
+    ]);
     expect(out[1].message_id).toBe(first[0].message_id);
     expect(out[3].message_id).toBe(first[0].message_id);
     expect(log.statements).toHaveLength(2);
     const p1 = await storedMessages(db(), 's.partition_id = $1', [first[0].partition_id]);
-    expect(p1.map((m) => [m.offset, m.text])).toEqual([[0, '1'], [1, '2'], [2, '6']]);
+    expect(p1.map((m) => [m.offset, m.text])).toEqual([
+      [0, '1'],
+      [1, '2'],
+      [2, '6'],
+    ]);
   });
 
   it('costs one statement when every item is a duplicate', async () => {
@@ -66,7 +82,12 @@ describe('deduplication', () => {
   it('catches a client transactionId equal to a message id the broker minted earlier', async () => {
     const first = await push([item('d10', 1)]);
     const again = await push([item('d10', 2, { transactionId: first[0].message_id })]);
-    expect(again[0]).toMatchObject({ status: 'duplicate', offset: 0, message_id: first[0].message_id, transaction_id: first[0].message_id });
+    expect(again[0]).toMatchObject({
+      status: 'duplicate',
+      offset: 0,
+      message_id: first[0].message_id,
+      transaction_id: first[0].message_id,
+    });
   });
 
   it('treats the same key on another partition as new', async () => {
@@ -79,10 +100,15 @@ describe('deduplication', () => {
   it('queues a key again once its original left the dedup window', async () => {
     const first = await push([item('d6', 1, { transactionId: 'late' })]);
     await db().query(`UPDATE queen.queues SET dedup_window_seconds = 60 WHERE name = 'd6'`);
-    await db().query(`UPDATE queen.log_txns SET created_at = created_at - interval '61 seconds' WHERE partition_id = $1`, [first[0].partition_id]);
+    await db().query(`UPDATE queen.log_txns SET created_at = created_at - interval '61 seconds' WHERE partition_id = $1`, [
+      first[0].partition_id,
+    ]);
     const again = await push([item('d6', 2, { transactionId: 'late' })]);
     expect(again[0]).toMatchObject({ status: 'queued', offset: 1 });
-    await db().query(`UPDATE queen.log_txns SET created_at = created_at - interval '30 seconds' WHERE partition_id = $1 AND base_offset = 1`, [first[0].partition_id]);
+    await db().query(
+      `UPDATE queen.log_txns SET created_at = created_at - interval '30 seconds' WHERE partition_id = $1 AND base_offset = 1`,
+      [first[0].partition_id],
+    );
     expect((await push([item('d6', 3, { transactionId: 'late' })]))[0]).toMatchObject({ status: 'duplicate', offset: 1 });
   });
 
@@ -90,13 +116,21 @@ describe('deduplication', () => {
     await push([item('w-long', 0, { transactionId: 'a0' })]);
     const b = await push([item('w-short', 0, { transactionId: 'k' })]);
     await db().query(`UPDATE queen.queues SET dedup_window_seconds = 60 WHERE name = 'w-short'`);
-    await db().query(`UPDATE queen.log_txns SET created_at = created_at - interval '120 seconds' WHERE partition_id = $1`, [b[0].partition_id]);
+    await db().query(`UPDATE queen.log_txns SET created_at = created_at - interval '120 seconds' WHERE partition_id = $1`, [
+      b[0].partition_id,
+    ]);
     const log: StatementLog = { statements: [] };
     const out = await push([item('w-long', 1, { transactionId: 'a1' }), item('w-short', 1, { transactionId: 'k' })], log);
-    expect(out.map((r) => [r.status, r.offset])).toEqual([['queued', 1], ['queued', 1]]);
+    expect(out.map((r) => [r.status, r.offset])).toEqual([
+      ['queued', 1],
+      ['queued', 1],
+    ]);
     expect(log.statements).toHaveLength(1);
     const again = await push([item('w-short', 2, { transactionId: 'k' }), item('w-long', 2, { transactionId: 'a0' })]);
-    expect(again.map((r) => [r.status, r.offset])).toEqual([['duplicate', 1], ['duplicate', 0]]);
+    expect(again.map((r) => [r.status, r.offset])).toEqual([
+      ['duplicate', 1],
+      ['duplicate', 0],
+    ]);
   });
 
   it('with dedupWindowSeconds 0 skips the probe but still writes every hash', async () => {
@@ -104,10 +138,16 @@ describe('deduplication', () => {
     await db().query(`UPDATE queen.queues SET dedup_window_seconds = 0 WHERE name = 'd7'`);
     const a = await push([item('d7', 1, { transactionId: 'k' })]);
     const b = await push([item('d7', 2, { transactionId: 'k' }), item('d7', 3, { transactionId: 'k' })]);
-    expect([...a, ...b].map((r) => [r.status, r.offset])).toEqual([['queued', 1], ['queued', 2], ['queued', 3]]);
+    expect([...a, ...b].map((r) => [r.status, r.offset])).toEqual([
+      ['queued', 1],
+      ['queued', 2],
+      ['queued', 3],
+    ]);
     const stored = await storedMessages(db(), 's.partition_id = $1', [a[0].partition_id]);
     expect(stored.map((m) => m.text)).toEqual(['0', '1', '2', '3']);
-    const [h] = await db().query<{ n: number }>('SELECT sum(length(hashes))::int / 16 AS n FROM queen.log_txns WHERE partition_id = $1', [a[0].partition_id]);
+    const [h] = await db().query<{ n: number }>('SELECT sum(length(hashes))::int / 16 AS n FROM queen.log_txns WHERE partition_id = $1', [
+      a[0].partition_id,
+    ]);
     expect(h!.n).toBe(4);
   });
 
@@ -130,7 +170,10 @@ describe('deduplication', () => {
     );
     await db().query('UPDATE queen.log_partitions SET last_offset = 100000 WHERE id = $1', [pid]);
     const out = await push([item('d9', 2, { transactionId: 'hay' }), item('d9', 3, { transactionId: 'needle' })]);
-    expect(out.map((r) => [r.status, r.offset])).toEqual([['queued', 100001], ['duplicate', 0]]);
+    expect(out.map((r) => [r.status, r.offset])).toEqual([
+      ['queued', 100001],
+      ['duplicate', 0],
+    ]);
     const idx = await db().query<{ indexdef: string }>(`SELECT indexdef FROM pg_indexes WHERE indexname = 'idx_log_txns_keys'`);
     expect(idx[0]!.indexdef).toMatch(/USING gin \(COALESCE\(keys, queen\.log_txn_keys64\(partition_id, hashes\)\)\)/);
   });

@@ -31,7 +31,11 @@ describe.skipIf(testMode() !== 'pg')('push invariants on the real server', () =>
 
   // The killed push rejects while the test is still busy elsewhere: take its outcome at once, so the
   // rejection is never momentarily unhandled.
-  const settle = (p: Promise<unknown>): Promise<unknown> => p.then(() => 'resolved', (err: unknown) => err);
+  const settle = (p: Promise<unknown>): Promise<unknown> =>
+    p.then(
+      () => 'resolved',
+      (err: unknown) => err,
+    );
 
   async function backendWaiting(): Promise<number> {
     for (let i = 0; i < 200; i++) {
@@ -50,7 +54,9 @@ describe.skipIf(testMode() !== 'pg')('push invariants on the real server', () =>
       (async () => {
         const out = [];
         for (let r = 0; r < 5; r++) {
-          const res = await call('POST', '/api/v1/push', { items: Array.from({ length: 1 + ((p + r) % 7) }, (_, i) => item('hot', `${p}-${r}-${i}`)) });
+          const res = await call('POST', '/api/v1/push', {
+            items: Array.from({ length: 1 + ((p + r) % 7) }, (_, i) => item('hot', `${p}-${r}-${i}`)),
+          });
           expect(res.status).toBe(201);
           out.push(res.body.map((x: any) => x.offset));
         }
@@ -78,7 +84,11 @@ describe.skipIf(testMode() !== 'pg')('push invariants on the real server', () =>
       const key = `race-${round}`;
       const { call } = testClient(db);
       const results = await Promise.all(
-        Array.from({ length: 30 }, (_, i) => call('POST', '/api/v1/push', { items: [item('race', i, { transactionId: key }), item('race', i, { transactionId: `${key}-own-${i}` })] })),
+        Array.from({ length: 30 }, (_, i) =>
+          call('POST', '/api/v1/push', {
+            items: [item('race', i, { transactionId: key }), item('race', i, { transactionId: `${key}-own-${i}` })],
+          }),
+        ),
       );
       const verdicts = results.map((r) => r.body[0]);
       expect(verdicts.filter((v) => v.status === 'queued')).toHaveLength(1);
@@ -124,15 +134,19 @@ describe.skipIf(testMode() !== 'pg')('push invariants on the real server', () =>
     await push([item('killed-late', 0)]);
     const { client, q: tx, end } = await ownConnection();
     let allocated: number[] = [];
-    const victim = settle((async () => {
-      await client.query('BEGIN');
-      const out = await pushItems(tx, ctx, parsePushItems([item('killed-late', 1), item('killed-late', 2)], config));
-      allocated = out.map((r) => r.offset);
-      await client.query(`SELECT pg_sleep(30) /* killed-late */`);
-    })());
+    const victim = settle(
+      (async () => {
+        await client.query('BEGIN');
+        const out = await pushItems(tx, ctx, parsePushItems([item('killed-late', 1), item('killed-late', 2)], config));
+        allocated = out.map((r) => r.offset);
+        await client.query(`SELECT pg_sleep(30) /* killed-late */`);
+      })(),
+    );
     let pid: number | undefined;
     for (let i = 0; i < 200 && !pid; i++) {
-      const rows = await db().query<{ pid: number }>(`SELECT pid FROM pg_stat_activity WHERE state = 'active' AND query LIKE '%pg_sleep(30) /* killed' || '-late%' AND pid <> pg_backend_pid()`);
+      const rows = await db().query<{ pid: number }>(
+        `SELECT pid FROM pg_stat_activity WHERE state = 'active' AND query LIKE '%pg_sleep(30) /* killed' || '-late%' AND pid <> pg_backend_pid()`,
+      );
       pid = rows[0]?.pid;
       if (!pid) await sleep(25);
     }
@@ -162,7 +176,9 @@ describe.skipIf(testMode() !== 'pg')('push invariants on the real server', () =>
     const holder = new pg.Client({ connectionString: db().url });
     await holder.connect();
     await holder.query('BEGIN');
-    await holder.query(`SELECT 1 FROM queen.log_partitions p JOIN queen.queues q ON q.id = p.queue_id WHERE q.name = 'deleted-midway' FOR UPDATE OF p`);
+    await holder.query(
+      `SELECT 1 FROM queen.log_partitions p JOIN queen.queues q ON q.id = p.queue_id WHERE q.name = 'deleted-midway' FOR UPDATE OF p`,
+    );
     const waiting = push([item('deleted-midway', 1)]);
     await backendWaiting();
     await holder.query(`DELETE FROM queen.queues WHERE name = 'deleted-midway'`);
@@ -179,7 +195,9 @@ describe.skipIf(testMode() !== 'pg')('push invariants on the real server', () =>
     const until = Date.now() + 2500;
     while (Date.now() < until) {
       const out = await push([item('quantized', 1)]);
-      const [row] = await db().query<{ t: Date }>('SELECT last_write_at AS t FROM queen.log_partitions WHERE id = $1', [out[0]!.partition_id]);
+      const [row] = await db().query<{ t: Date }>('SELECT last_write_at AS t FROM queen.log_partitions WHERE id = $1', [
+        out[0]!.partition_id,
+      ]);
       if (seen.at(-1) !== row!.t.getTime()) seen.push(row!.t.getTime());
     }
     expect(seen.length).toBeGreaterThanOrEqual(2);

@@ -27,7 +27,9 @@ describe('POST /api/v1/push', () => {
     expect(res.status).toBe(201);
     expect(res.body).toHaveLength(3);
     const [a, b, c] = res.body as [PushResult, PushResult, PushResult];
-    expect(Object.keys(a).sort()).toEqual(wireKeys<PushResult>()(['index', 'message_id', 'offset', 'partition_id', 'queueName', 'status', 'trace_id', 'transaction_id']));
+    expect(Object.keys(a).sort()).toEqual(
+      wireKeys<PushResult>()(['index', 'message_id', 'offset', 'partition_id', 'queueName', 'status', 'trace_id', 'transaction_id']),
+    );
     expect(a).toMatchObject({ index: 0, status: 'queued', transaction_id: 'order-1', trace_id: trace, queueName: 'shape', offset: 0 });
     expect(b).toMatchObject({ index: 1, status: 'queued', trace_id: null, offset: 0 });
     expect(c).toMatchObject({ index: 2, status: 'queued', offset: 1, partition_id: a.partition_id });
@@ -41,16 +43,26 @@ describe('POST /api/v1/push', () => {
         WHERE t.end_offset = s.end_offset AND t.created_at = s.created_at AND s.partition_id IN ($1, $2) ORDER BY 1`,
       [a.partition_id, b.partition_id],
     );
-    expect(segs).toEqual([
-      { partition_id: a.partition_id, base_offset: '0', end_offset: '1' },
-      { partition_id: b.partition_id, base_offset: '0', end_offset: '0' },
-    ].sort((x, y) => Number(x.partition_id) - Number(y.partition_id)));
+    expect(segs).toEqual(
+      [
+        { partition_id: a.partition_id, base_offset: '0', end_offset: '1' },
+        { partition_id: b.partition_id, base_offset: '0', end_offset: '0' },
+      ].sort((x, y) => Number(x.partition_id) - Number(y.partition_id)),
+    );
   });
 
   it('stores the frames with flags, ids, producer sub and payload bytes exactly as sent', async () => {
     const { call } = testClient(db, { as: { sub: 'alice@example', role: 'read-write' } });
     const trace = '0193A5B2-0000-4000-8000-0000000000FF';
-    const payloads = ['{"big":12345678901234567890123,"f":1.0}', '[ 1 ,\n 2 ]', 'null', '{}', '"h\\u00e9 \\"x\\""', '-0.0e-0', '{"text":"日本 😀 ü"}'];
+    const payloads = [
+      '{"big":12345678901234567890123,"f":1.0}',
+      '[ 1 ,\n 2 ]',
+      'null',
+      '{}',
+      '"h\\u00e9 \\"x\\""',
+      '-0.0e-0',
+      '{"text":"日本 😀 ü"}',
+    ];
     const body = `{"items":[${payloads.map((p, i) => `{"queue":"verbatim","payload":${p},"transactionId":"t${i}"${i === 0 ? `,"traceId":"${trace}"` : ''},"producerSub":"mallory"}`).join(',')}]}`;
     const res = await call('POST', '/api/v1/push', body);
     expect(res.status).toBe(201);
@@ -62,7 +74,9 @@ describe('POST /api/v1/push', () => {
     expect(stored[0]!.traceId).toBe(trace.toLowerCase());
     expect(stored[1]!.traceId).toBeNull();
     expect(stored.every((m) => m.producerSub === 'alice@example' && !m.encrypted)).toBe(true);
-    const hashes = await db().query<{ hashes: Uint8Array }>('SELECT hashes FROM queen.log_txns WHERE partition_id = $1', [res.body[0].partition_id]);
+    const hashes = await db().query<{ hashes: Uint8Array }>('SELECT hashes FROM queen.log_txns WHERE partition_id = $1', [
+      res.body[0].partition_id,
+    ]);
     const { hashTransactionIds } = await import('../../lib/codec/xxh3.js');
     expect(Array.from(hashes[0]!.hashes)).toEqual(Array.from(hashTransactionIds(payloads.map((_, i) => `t${i}`))));
   });
@@ -83,23 +97,37 @@ describe('POST /api/v1/push', () => {
     );
     expect(rows).toEqual([
       { name: '.odd', namespace: null, task: 'odd', lease_time: 60, dedup_window_seconds: 3600, tenant_id: 'default' },
-      { name: 'billing.invoices.eu', namespace: 'billing', task: 'invoices.eu', lease_time: 60, dedup_window_seconds: 3600, tenant_id: 'default' },
+      {
+        name: 'billing.invoices.eu',
+        namespace: 'billing',
+        task: 'invoices.eu',
+        lease_time: 60,
+        dedup_window_seconds: 3600,
+        tenant_id: 'default',
+      },
       { name: 'plain', namespace: null, task: null, lease_time: 60, dedup_window_seconds: 3600, tenant_id: 'default' },
     ]);
-    const parts = await db().query<{ name: string }>(`SELECT p.name FROM queen.log_partitions p JOIN queen.queues q ON q.id = p.queue_id WHERE q.name = 'plain'`);
+    const parts = await db().query<{ name: string }>(
+      `SELECT p.name FROM queen.log_partitions p JOIN queen.queues q ON q.id = p.queue_id WHERE q.name = 'plain'`,
+    );
     expect(parts).toEqual([{ name: 'Default' }]);
   });
 
   it('stores queue and partition names with array-syntax characters exactly', async () => {
     const queue = 'we{ird}, "q" \\ é NULL';
     const partition = '{a,b} "x" \\';
-    const res = await testClient(db).call('POST', '/api/v1/push', { items: [item(queue, 1, { partition }), item('NULL', 2, { partition: 'NULL' })] });
+    const res = await testClient(db).call('POST', '/api/v1/push', {
+      items: [item(queue, 1, { partition }), item('NULL', 2, { partition: 'NULL' })],
+    });
     expect(res.status).toBe(201);
     const rows = await db().query<{ q: string; p: string }>(
       `SELECT q.name AS q, p.name AS p FROM queen.queues q JOIN queen.log_partitions p ON p.queue_id = q.id WHERE p.id IN ($1, $2) ORDER BY p.id = $1 DESC`,
       [res.body[0].partition_id, res.body[1].partition_id],
     );
-    expect(rows).toEqual([{ q: queue, p: partition }, { q: 'NULL', p: 'NULL' }]);
+    expect(rows).toEqual([
+      { q: queue, p: partition },
+      { q: 'NULL', p: 'NULL' },
+    ]);
   });
 
   it('keeps tenants apart: the same queue name in two tenants is two queues', async () => {
@@ -142,7 +170,9 @@ describe('one round trip', () => {
 
   it('sends one statement even when the queue and partitions do not exist yet', async () => {
     const log: StatementLog = { statements: [] };
-    const res = await testClient(observe(db(), log)).call('POST', '/api/v1/push', { items: [item('rt-new', 1), item('rt-new2', 2, { partition: 'x' })] });
+    const res = await testClient(observe(db(), log)).call('POST', '/api/v1/push', {
+      items: [item('rt-new', 1), item('rt-new2', 2, { partition: 'x' })],
+    });
     expect(res.status).toBe(201);
     expect(log.statements).toHaveLength(1);
   });
@@ -171,7 +201,10 @@ describe('pushItems', () => {
     ).rejects.toThrow('roll back');
     expect(await countRows(db())).toEqual(before);
     const committed = await db().transaction((tx) => pushItems(tx, { tenant: 'default', sub: null, config }, items));
-    expect(committed.map((r) => [r.status, r.offset])).toEqual([['queued', 0], ['queued', 1]]);
+    expect(committed.map((r) => [r.status, r.offset])).toEqual([
+      ['queued', 0],
+      ['queued', 1],
+    ]);
   });
 
   it('reports duplicates inside a caller transaction without aborting it', async () => {

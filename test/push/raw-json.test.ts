@@ -36,7 +36,8 @@ describe('the raw JSON scanner', () => {
   });
 
   it('keeps a payload as the exact source text, numbers and whitespace included', () => {
-    const body = '{"items":[{"queue":"q","payload":12345678901234567890123},{"payload":1.0},{"payload": { "a" : [ 1 , 2 ] } },{"payload":-0.000e+00}]}';
+    const body =
+      '{"items":[{"queue":"q","payload":12345678901234567890123},{"payload":1.0},{"payload": { "a" : [ 1 , 2 ] } },{"payload":-0.000e+00}]}';
     expect(payloads(body)).toEqual(['12345678901234567890123', '1.0', '{ "a" : [ 1 , 2 ] }', '-0.000e+00']);
   });
 
@@ -51,9 +52,9 @@ describe('the raw JSON scanner', () => {
   });
 
   it('keeps payloads of every JSON type, including null and empty containers', () => {
-    expect(payloads('{"items":[{"payload":null},{"payload":{}},{"payload":[]},{"payload":"s"},{"payload":true},{"payload":false}]}')).toEqual([
-      'null', '{}', '[]', '"s"', 'true', 'false',
-    ]);
+    expect(
+      payloads('{"items":[{"payload":null},{"payload":{}},{"payload":[]},{"payload":"s"},{"payload":true},{"payload":false}]}'),
+    ).toEqual(['null', '{}', '[]', '"s"', 'true', 'false']);
   });
 
   it('captures only where told: a payload key elsewhere is an ordinary value', () => {
@@ -69,16 +70,51 @@ describe('the raw JSON scanner', () => {
   });
 
   it('validates the payload as strictly as the envelope', () => {
-    for (const bad of ['{"items":[{"payload":[1,]}]}', '{"items":[{"payload":{"a" 1}}]}', '{"items":[{"payload":01}]}', '{"items":[{"payload":"\\x"}]}', '{"items":[{"payload":[}]}']) {
+    for (const bad of [
+      '{"items":[{"payload":[1,]}]}',
+      '{"items":[{"payload":{"a" 1}}]}',
+      '{"items":[{"payload":01}]}',
+      '{"items":[{"payload":"\\x"}]}',
+      '{"items":[{"payload":[}]}',
+    ]) {
       expect(() => parse(bad)).toThrow(QueenError);
     }
   });
 
   it('rejects everything that is not strict JSON', () => {
     const bad = [
-      '', ' ', '{', '}', '[1,]', '{"a":1,}', '{a:1}', "{'a':1}", '01', '1.', '.5', '1e', '+1', '-', 'NaN', 'Infinity',
-      'tru', 'nul', '"unterminated', '"bad \\x escape"', '"\\u12G4"', '"raw\nnewline"', '"tab\there"', '[1 2]', '{"a":1 "b":2}',
-      '1 2', '{} x', '// c\n1', '/* c */ 1', '[1]]', '\u00a01', '{"a":1}\u0000',
+      '',
+      ' ',
+      '{',
+      '}',
+      '[1,]',
+      '{"a":1,}',
+      '{a:1}',
+      "{'a':1}",
+      '01',
+      '1.',
+      '.5',
+      '1e',
+      '+1',
+      '-',
+      'NaN',
+      'Infinity',
+      'tru',
+      'nul',
+      '"unterminated',
+      '"bad \\x escape"',
+      '"\\u12G4"',
+      '"raw\nnewline"',
+      '"tab\there"',
+      '[1 2]',
+      '{"a":1 "b":2}',
+      '1 2',
+      '{} x',
+      '// c\n1',
+      '/* c */ 1',
+      '[1]]',
+      '\u00a01',
+      '{"a":1}\u0000',
     ];
     for (const s of bad) rejects(s);
   });
@@ -97,10 +133,13 @@ describe('the raw JSON scanner', () => {
 
   it('agrees with JSON.parse on random documents', () => {
     let seed = 42;
-    const rnd = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+    const rnd = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
     const gen = (d: number): unknown => {
       const r = rnd();
-      if (d > 4 || r < 0.3) return [null, true, false, rnd() * 1e6 - 5e5, Math.floor(rnd() * 1e9), 'ü"\\\n\u0001x'.slice(0, Math.floor(rnd() * 7))][Math.floor(rnd() * 6)];
+      if (d > 4 || r < 0.3)
+        return [null, true, false, rnd() * 1e6 - 5e5, Math.floor(rnd() * 1e9), 'ü"\\\n\u0001x'.slice(0, Math.floor(rnd() * 7))][
+          Math.floor(rnd() * 6)
+        ];
       if (r < 0.65) return Array.from({ length: Math.floor(rnd() * 4) }, () => gen(d + 1));
       return Object.fromEntries(Array.from({ length: Math.floor(rnd() * 4) }, (_, i) => [`k${i}"]`, gen(d + 1)]));
     };

@@ -43,25 +43,65 @@ describe('bad push input writes nothing', () => {
     await refused({ items: [good, item('a/b', 1)] }, 400, 'invalid_item', /items\[1\]\.queue: .*"\/"/);
     await refused({ items: [good, item(' lead', 1)] }, 400, 'invalid_item', /items\[1\]\.queue: .*spaces/);
     await refused({ items: [good, item('ctl\u0001', 1)] }, 400, 'invalid_item', /control characters/);
-    await refused({ items: [good, item('exists', 1, { partition: '' })] }, 400, 'invalid_item', /items\[1\]\.partition: partition must not be empty/);
+    await refused(
+      { items: [good, item('exists', 1, { partition: '' })] },
+      400,
+      'invalid_item',
+      /items\[1\]\.partition: partition must not be empty/,
+    );
     await refused({ items: [good, item('exists', 1, { partition: 'p'.repeat(256) })] }, 400, 'invalid_item', /items\[1\]\.partition/);
-    await refused({ items: [good, item('exists', 1, { transactionId: '' })] }, 400, 'invalid_item', /items\[1\]\.transactionId: transactionId must not be empty/);
-    await refused({ items: [good, item('exists', 1, { transactionId: 't'.repeat(256) })] }, 400, 'invalid_item', /items\[1\]\.transactionId/);
+    await refused(
+      { items: [good, item('exists', 1, { transactionId: '' })] },
+      400,
+      'invalid_item',
+      /items\[1\]\.transactionId: transactionId must not be empty/,
+    );
+    await refused(
+      { items: [good, item('exists', 1, { transactionId: 't'.repeat(256) })] },
+      400,
+      'invalid_item',
+      /items\[1\]\.transactionId/,
+    );
     await refused({ items: [good, item('exists', 1, { transactionId: 7 })] }, 400, 'invalid_item', /items\[1\]\.transactionId/);
   });
 
   it('refuses an unknown key in an item or the body, naming it and the key it resembles', async () => {
     // `data` is what pop returns; accepted, it stored null and the payload was lost.
-    await refused({ items: [{ queue: 'exists', data: { a: 1 } }] }, 400, 'unknown_key', /^unknown key `data` in items\[0\]: did you mean `payload`\?$/);
-    await refused({ items: [good, { ...good, partiton: 'eu' }] }, 400, 'unknown_key', /^unknown key `partiton` in items\[1\]: did you mean `partition`\?$/);
+    await refused(
+      { items: [{ queue: 'exists', data: { a: 1 } }] },
+      400,
+      'unknown_key',
+      /^unknown key `data` in items\[0\]: did you mean `payload`\?$/,
+    );
+    await refused(
+      { items: [good, { ...good, partiton: 'eu' }] },
+      400,
+      'unknown_key',
+      /^unknown key `partiton` in items\[1\]: did you mean `partition`\?$/,
+    );
     await refused({ items: [good, { ...good, TransactionID: 'x' }] }, 400, 'unknown_key', /did you mean `transactionId`\?/);
-    await refused({ items: [good, { ...good, colour: 'red' }] }, 400, 'unknown_key', /^unknown key `colour` in items\[1\]: the known keys are queue, partition, payload, transactionId, traceId, producerSub\.$/);
+    await refused(
+      { items: [good, { ...good, colour: 'red' }] },
+      400,
+      'unknown_key',
+      /^unknown key `colour` in items\[1\]: the known keys are queue, partition, payload, transactionId, traceId, producerSub\.$/,
+    );
     await refused({ items: [good], queue: 'exists' }, 400, 'unknown_key', /^unknown key `queue` in the body/);
-    await refused('{"items":[{"queue":"exists","payload":1,"__proto__":{}}]}', 400, 'unknown_key', /^unknown key `__proto__` in items\[0\]/);
+    await refused(
+      '{"items":[{"queue":"exists","payload":1,"__proto__":{}}]}',
+      400,
+      'unknown_key',
+      /^unknown key `__proto__` in items\[0\]/,
+    );
   });
 
   it('refuses a traceId that is not a UUID', async () => {
-    await refused({ items: [good, item('exists', 1, { traceId: 'trace-1' })] }, 400, 'invalid_item', /items\[1\]\.traceId: traceId must be a UUID/);
+    await refused(
+      { items: [good, item('exists', 1, { traceId: 'trace-1' })] },
+      400,
+      'invalid_item',
+      /items\[1\]\.traceId: traceId must be a UUID/,
+    );
     await refused({ items: [item('exists', 1, { traceId: 12 })] }, 400, 'invalid_item', /items\[0\]\.traceId/);
     await refused({ items: [item('exists', 1, { traceId: '0193a5b2-0000-4000-8000-00000000000' })] }, 400, 'invalid_item', /traceId/);
   });
@@ -71,7 +111,9 @@ describe('bad push input writes nothing', () => {
   });
 
   it('answers 413 naming the item whose payload is over the message limit', async () => {
-    await refused({ items: [good, item('exists', 'x'.repeat(200))] }, 413, 'message_too_large', /items\[1\]\.payload is 202 bytes/, { maxMessageBytes: 100 });
+    await refused({ items: [good, item('exists', 'x'.repeat(200))] }, 413, 'message_too_large', /items\[1\]\.payload is 202 bytes/, {
+      maxMessageBytes: 100,
+    });
   });
 
   it('accepts a null trace id and partition, any UUID version, and a missing payload as null', async () => {

@@ -40,6 +40,10 @@ describe('maxWaitTimeSeconds eviction', () => {
     await api.popQueue('evict-done', { consumerGroup: 'g', batch: 1, autoAck: true });
     await backdate(db(), 'evict-done', 60);
     const report = await runRetention(db());
-    expect(report.queues.find((q) => q.queue === 'evict-done')).toMatchObject({ messagesDeleted: 3, completedRetentionMessages: 1, evictionMessages: 2 });
+    expect(report.queues.find((q) => q.queue === 'evict-done')).toMatchObject({
+      messagesDeleted: 3,
+      completedRetentionMessages: 1,
+      evictionMessages: 2,
+    });
   });
 });

@@ -223,13 +223,25 @@ describe('acks after the sidecar purge', () => {
     await runRetention(db());
     expect((await partitionRow(db(), 'purged-ack')).txnsStart).toBe(3);
 
-    const unknown = await api.ack({ transactionId: 'never-pushed', partitionId: m0.partitionId, leaseId: m0.leaseId, status: 'completed', consumerGroup: 'g' });
+    const unknown = await api.ack({
+      transactionId: 'never-pushed',
+      partitionId: m0.partitionId,
+      leaseId: m0.leaseId,
+      status: 'completed',
+      consumerGroup: 'g',
+    });
     expect(unknown.body[0]).toMatchObject({ success: false });
     await db().query("UPDATE queen.log_consumers SET lease_expires_at = now() - interval '1 second' WHERE consumer_group = 'g'");
     const again = await api.popQueue('purged-ack', { consumerGroup: 'g', batch: 1 });
     expect(again.body.messages[0]).toMatchObject({ offset: 0, transactionId: m0.transactionId });
 
-    const ack = await api.ack({ transactionId: m0.transactionId, partitionId: m0.partitionId, leaseId: again.body.messages[0]!.leaseId, status: 'completed', consumerGroup: 'g' });
+    const ack = await api.ack({
+      transactionId: m0.transactionId,
+      partitionId: m0.partitionId,
+      leaseId: again.body.messages[0]!.leaseId,
+      status: 'completed',
+      consumerGroup: 'g',
+    });
     expect(ack.body[0]).toMatchObject({ success: true, offset: 0 });
     const next = await api.popQueue('purged-ack', { consumerGroup: 'g', batch: 1 });
     expect(next.body.messages[0]).toMatchObject({ offset: 1, transactionId: m1.transactionId });

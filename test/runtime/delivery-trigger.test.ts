@@ -1,12 +1,19 @@
 // How a push learns, without a query of its own, which of its queues have an active subscription:
 // the per-instance copy of lib/broker/delivery/subscribed.ts, on a real database.
 import { describe, expect, it } from 'vitest';
-import { cachedSubscribedQueues, forgetSubscribedQueues, refreshSubscribedQueues, SUBSCRIBED_TTL_MS, subscribedQueues } from '../../lib/broker/delivery/subscribed.js';
+import {
+  cachedSubscribedQueues,
+  forgetSubscribedQueues,
+  refreshSubscribedQueues,
+  SUBSCRIBED_TTL_MS,
+  subscribedQueues,
+} from '../../lib/broker/delivery/subscribed.js';
 import type { Queryable } from '../../lib/db/types.js';
 import { useDatabase } from '../support/db.js';
 import { subscribe } from '../delivery/helpers.js';
 
-const queueId = async (db: Queryable, name: string) => Number((await db.query<{ id: string }>('SELECT id FROM queen.queues WHERE name = $1', [name]))[0]!.id);
+const queueId = async (db: Queryable, name: string) =>
+  Number((await db.query<{ id: string }>('SELECT id FROM queen.queues WHERE name = $1', [name]))[0]!.id);
 
 describe('the subscribed-queue copy', () => {
   const db = useDatabase();

@@ -62,7 +62,11 @@ describe.skipIf(testMode() !== 'pg')('the Deliver Lambda', () => {
       AWS_SESSION_TOKEN: 'session-token-example',
       AWS_ENDPOINT_URL_LAMBDA: `http://127.0.0.1:${(lambdaApi.address() as AddressInfo).port}`,
     };
-    deliver = createDeliverHandler(JOBS.find((j) => j.name === 'DeliverySweep')!, JOB_RUNS.DeliverySweep, env);
+    deliver = createDeliverHandler(
+      JOBS.find((j) => j.name === 'DeliverySweep')!,
+      JOB_RUNS.DeliverySweep,
+      env,
+    );
     const sub = await subscribe(db(), 'lambda-hooked', 'hook', hook.url);
     secrets.set(sub.id, sub.secret);
     queueId = Number((await db().query<{ id: string }>("SELECT id FROM queen.queues WHERE name = 'lambda-hooked'"))[0]!.id);
@@ -86,14 +90,23 @@ describe.skipIf(testMode() !== 'pg')('the Deliver Lambda', () => {
     // The instance's copy of the subscribed queues is stale (a cold start): the event names the queues.
     forgetSubscribedQueues();
     const handler = createLambdaHandler([push], env) as unknown as Handler;
-    const res = parseResult(await handler(functionUrlEvent('POST', '/api/v1/push', { body: { items: [{ queue: 'lambda-hooked', partition: 'p1', payload: { id: 1 } }] }, headers: auth })));
+    const res = parseResult(
+      await handler(
+        functionUrlEvent('POST', '/api/v1/push', {
+          body: { items: [{ queue: 'lambda-hooked', partition: 'p1', payload: { id: 1 } }] },
+          headers: auth,
+        }),
+      ),
+    );
     expect(res.status).toBe(201);
     expect(invocations).toHaveLength(1);
     const [call] = invocations;
     expect(call!.path).toBe('/2015-03-31/functions/queen-prod-DeliverFunction-abc/invocations');
     expect(call!.headers['x-amz-invocation-type']).toBe('Event');
     expect(call!.headers['x-amz-security-token']).toBe('session-token-example');
-    expect(call!.headers.authorization).toMatch(/^AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE\/\d{8}\/eu-west-1\/lambda\/aws4_request, SignedHeaders=\S+, Signature=[0-9a-f]{64}$/);
+    expect(call!.headers.authorization).toMatch(
+      /^AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE\/\d{8}\/eu-west-1\/lambda\/aws4_request, SignedHeaders=\S+, Signature=[0-9a-f]{64}$/,
+    );
     expect(call!.payload).toEqual({ tenant: expect.any(String), queues: ['lambda-hooked'] });
     await waitFor(() => hook.arrivals.length === 1);
     expect(hook.badSignatures).toEqual([]);
@@ -101,7 +114,14 @@ describe.skipIf(testMode() !== 'pg')('the Deliver Lambda', () => {
     // The copy was read again beside that invocation: the next push names the queue's id.
     await waitFor(() => invocations.length === 1 && runs.length === 1);
     await Promise.all(runs);
-    const again = parseResult(await handler(functionUrlEvent('POST', '/api/v1/push', { body: { items: [{ queue: 'lambda-hooked', partition: 'p1', payload: { id: 2 } }] }, headers: auth })));
+    const again = parseResult(
+      await handler(
+        functionUrlEvent('POST', '/api/v1/push', {
+          body: { items: [{ queue: 'lambda-hooked', partition: 'p1', payload: { id: 2 } }] },
+          headers: auth,
+        }),
+      ),
+    );
     expect(again.status).toBe(201);
     expect(invocations.map((i) => i.payload)).toEqual([call!.payload, { queueIds: [queueId] }]);
     await waitFor(() => hook.arrivals.length === 2);
@@ -132,7 +152,12 @@ describe.skipIf(testMode() !== 'pg')('the Deliver Lambda', () => {
 
   it('resolves named queues itself: nothing to do for queues without a subscription', async () => {
     await Promise.all(runs);
-    expect(await deliver({ tenant: 'default', queues: ['lambda-plain', 'no-such-queue'] })).toEqual({ batches: 0, delivered: 0, failed: 0, deadLettered: 0 });
+    expect(await deliver({ tenant: 'default', queues: ['lambda-plain', 'no-such-queue'] })).toEqual({
+      batches: 0,
+      delivered: 0,
+      failed: 0,
+      deadLettered: 0,
+    });
     await pushTo(db(), 'lambda-hooked', ['p5'], 1);
     expect(await deliver({ tenant: 'default', queues: ['lambda-plain', 'lambda-hooked'] })).toMatchObject({ batches: 1, delivered: 1 });
   });
@@ -141,11 +166,18 @@ describe.skipIf(testMode() !== 'pg')('the Deliver Lambda', () => {
     const handler = createLambdaHandler([ack, push], env) as unknown as Handler;
     await refreshSubscribedQueues(db());
     const before = invocations.length;
-    const plain = parseResult(await handler(functionUrlEvent('POST', '/api/v1/push', { body: { items: [{ queue: 'lambda-plain', payload: 1 }] }, headers: auth })));
+    const plain = parseResult(
+      await handler(functionUrlEvent('POST', '/api/v1/push', { body: { items: [{ queue: 'lambda-plain', payload: 1 }] }, headers: auth })),
+    );
     expect(plain.status).toBe(201);
     expect(invocations.length).toBe(before);
     const tx = parseResult(
-      await handler(functionUrlEvent('POST', '/api/v1/transaction', { body: { operations: [{ type: 'push', items: [{ queue: 'lambda-hooked', partition: 'p2', payload: { id: 2 } }] }] }, headers: auth })),
+      await handler(
+        functionUrlEvent('POST', '/api/v1/transaction', {
+          body: { operations: [{ type: 'push', items: [{ queue: 'lambda-hooked', partition: 'p2', payload: { id: 2 } }] }] },
+          headers: auth,
+        }),
+      ),
     );
     expect(tx.status).toBe(200);
     expect(invocations.length).toBe(before + 1);
@@ -156,7 +188,15 @@ describe.skipIf(testMode() !== 'pg')('the Deliver Lambda', () => {
     await Promise.all(runs);
     await pushTo(db(), 'lambda-hooked', ['p3'], 2);
     const before = hook.arrivals.length;
-    const scheduled = { version: '0', id: 'e1', 'detail-type': 'Scheduled Event', source: 'aws.scheduler', time: new Date().toISOString(), resources: [], detail: {} };
+    const scheduled = {
+      version: '0',
+      id: 'e1',
+      'detail-type': 'Scheduled Event',
+      source: 'aws.scheduler',
+      time: new Date().toISOString(),
+      resources: [],
+      detail: {},
+    };
     const report = await deliver(scheduled, { getRemainingTimeInMillis: () => 60_000 });
     expect(report).toMatchObject({ batches: 1, delivered: 2 });
     expect(hook.arrivals.length).toBe(before + 1);

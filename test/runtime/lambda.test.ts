@@ -34,7 +34,9 @@ describe.skipIf(testMode() !== 'pg')('Lambda function-URL handlers', () => {
 
   it('pushes a base64-encoded body, pops it back and acks it, each through its own function', async () => {
     const auth = { authorization: `Bearer ${writer}` };
-    const body = { items: [{ queue: 'lambda-orders', partition: 'p1', transactionId: 'order-1', payload: { id: 1, big: Number.MAX_SAFE_INTEGER } }] };
+    const body = {
+      items: [{ queue: 'lambda-orders', partition: 'p1', transactionId: 'order-1', payload: { id: 1, big: Number.MAX_SAFE_INTEGER } }],
+    };
     const pushed = await call('push', 'POST', '/api/v1/push', { body, base64: true, headers: auth });
     expect(pushed.status).toBe(201);
     expect(pushed.body).toMatchObject([{ index: 0, status: 'queued', transaction_id: 'order-1', queueName: 'lambda-orders', offset: 0 }]);
@@ -69,20 +71,30 @@ describe.skipIf(testMode() !== 'pg')('Lambda function-URL handlers', () => {
     let empty: Database | undefined;
     try {
       const handler = createLambdaHandler([push], { DATABASE_URL: databaseUrl(name), JWT_SECRET }) as unknown as Handler;
-      const event = () => functionUrlEvent('POST', '/api/v1/push', { body: { items: [{ queue: 'late', payload: 1 }] }, headers: { authorization: `Bearer ${writer}` } });
+      const event = () =>
+        functionUrlEvent('POST', '/api/v1/push', {
+          body: { items: [{ queue: 'late', payload: 1 }] },
+          headers: { authorization: `Bearer ${writer}` },
+        });
       const refused = parseResult(await handler(event()));
       expect(refused.status).toBe(503);
       expect(refused.body.code).toBe('schema_outdated');
       expect(refused.body.error).toMatch(/not migrated.*Run the migrations/);
       empty = await connect({ url: databaseUrl(name), driver: 'pg', max: 1 });
-      expect(await empty.query("SELECT to_regnamespace('queen') AS s, to_regclass('drizzle.__drizzle_migrations') AS t")).toEqual([{ s: null, t: null }]);
+      expect(await empty.query("SELECT to_regnamespace('queen') AS s, to_regclass('drizzle.__drizzle_migrations') AS t")).toEqual([
+        { s: null, t: null },
+      ]);
 
       // What `sst deploy` invokes: the migrator Lambda, with the drizzle/ folder beside its code.
       const { handler: migrator } = await import('../../functions/lambda/migrate.js');
       const saved = { url: process.env.DATABASE_URL, root: process.env.LAMBDA_TASK_ROOT };
       Object.assign(process.env, { DATABASE_URL: databaseUrl(name), LAMBDA_TASK_ROOT: fileURLToPath(new URL('../..', import.meta.url)) });
       try {
-        expect(await migrator()).toMatchObject({ applied: readMigrations().map((m) => m.tag), repaired: [], migration: readMigrations().at(-1)!.tag });
+        expect(await migrator()).toMatchObject({
+          applied: readMigrations().map((m) => m.tag),
+          repaired: [],
+          migration: readMigrations().at(-1)!.tag,
+        });
       } finally {
         process.env.DATABASE_URL = saved.url;
         if (saved.root === undefined) delete process.env.LAMBDA_TASK_ROOT;
@@ -99,7 +111,9 @@ describe.skipIf(testMode() !== 'pg')('Lambda function-URL handlers', () => {
 
   it('answers 503 database_not_configured when the function has no DATABASE_URL', async () => {
     const handler = createLambdaHandler([push], { JWT_SECRET }) as unknown as Handler;
-    const result = parseResult(await handler(functionUrlEvent('POST', '/api/v1/push', { body: { items: [] }, headers: { authorization: `Bearer ${writer}` } })));
+    const result = parseResult(
+      await handler(functionUrlEvent('POST', '/api/v1/push', { body: { items: [] }, headers: { authorization: `Bearer ${writer}` } })),
+    );
     expect(result).toMatchObject({ status: 503, body: { code: 'database_not_configured' } });
   });
 
@@ -109,9 +123,19 @@ describe.skipIf(testMode() !== 'pg')('Lambda function-URL handlers', () => {
     expect((await call('push', 'POST', '/api/v1/push', { body, headers: auth })).status).toBe(201);
     // Age the segment instead of waiting: retention compares PostgreSQL times only.
     await db().query("UPDATE queen.queues SET retention_enabled = true, retention_seconds = 60 WHERE name = 'lambda-retained'");
-    await db().query("UPDATE queen.log_segments s SET created_at = now() - interval '2 hours' FROM queen.log_partitions p JOIN queen.queues q ON q.id = p.queue_id WHERE s.partition_id = p.id AND q.name = 'lambda-retained'");
+    await db().query(
+      "UPDATE queen.log_segments s SET created_at = now() - interval '2 hours' FROM queen.log_partitions p JOIN queen.queues q ON q.id = p.queue_id WHERE s.partition_id = p.id AND q.name = 'lambda-retained'",
+    );
     const { handler } = await import('../../functions/lambda/retention.js');
-    const scheduled = { version: '0', id: 'e1', 'detail-type': 'Scheduled Event', source: 'aws.events', time: new Date().toISOString(), resources: [], detail: {} };
+    const scheduled = {
+      version: '0',
+      id: 'e1',
+      'detail-type': 'Scheduled Event',
+      source: 'aws.events',
+      time: new Date().toISOString(),
+      resources: [],
+      detail: {},
+    };
     const report = (await (handler as (e: unknown) => Promise<any>)(scheduled)) as { queues: { queue: string; segmentsDeleted: number }[] };
     expect(report.queues).toContainEqual(expect.objectContaining({ queue: 'lambda-retained', segmentsDeleted: 1 }));
   });

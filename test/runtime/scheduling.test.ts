@@ -23,7 +23,13 @@ describe('the local job loop', () => {
       running[k]--;
       runs[k]++;
     };
-    const loop = startJobLoop([{ name: 'A', intervalMs: 1, run: run('a', 30) }, { name: 'B', intervalMs: 1, run: run('b', 5) }], () => {});
+    const loop = startJobLoop(
+      [
+        { name: 'A', intervalMs: 1, run: run('a', 30) },
+        { name: 'B', intervalMs: 1, run: run('b', 5) },
+      ],
+      () => {},
+    );
     while (runs.a < 3) await sleep(5);
     await loop.stop();
     expect(running).toEqual({ a: 0, b: 0 });
@@ -90,9 +96,14 @@ describe('the jobs and their schedules', () => {
   });
 
   it('take their schedule from their variable, "off" included, and refuse what EventBridge would not take', () => {
-    expect(jobSchedule(job('DeliverySweep'), { QUEEN_DELIVERY_SCHEDULE: 'rate(5 minutes)' })).toEqual({ schedule: 'rate(5 minutes)', enabled: true });
+    expect(jobSchedule(job('DeliverySweep'), { QUEEN_DELIVERY_SCHEDULE: 'rate(5 minutes)' })).toEqual({
+      schedule: 'rate(5 minutes)',
+      enabled: true,
+    });
     expect(jobSchedule(job('DeliverySweep'), { QUEEN_DELIVERY_SCHEDULE: 'off' }).enabled).toBe(false);
-    expect(() => jobSchedule(job('DeliverySweep'), { QUEEN_DELIVERY_SCHEDULE: 'every minute' })).toThrow(/QUEEN_DELIVERY_SCHEDULE must be rate\(…\), cron\(…\) or off.*"every minute"/);
+    expect(() => jobSchedule(job('DeliverySweep'), { QUEEN_DELIVERY_SCHEDULE: 'every minute' })).toThrow(
+      /QUEEN_DELIVERY_SCHEDULE must be rate\(…\), cron\(…\) or off.*"every minute"/,
+    );
     expect(jobInterval(job('DeliverySweep'), { DELIVERY_INTERVAL: '250' })).toBe(250);
     expect(jobInterval(job('DeliverySweep'), { DELIVERY_INTERVAL: 'off' })).toBeNull();
     expect(() => jobInterval(job('Retention'), { RETENTION_INTERVAL: '1m' })).toThrow(/RETENTION_INTERVAL must be a period in ms or off/);
@@ -118,7 +129,11 @@ describe('the jobs and their schedules', () => {
     expect(jobsForCron('0 * * * *', {}).map((j) => j.name)).toEqual(['Retention']);
     expect(jobsForCron('* * * * *', {}).map((j) => j.name)).toEqual(['DeliverySweep']);
     expect(jobsForCron('* * * * *', { QUEEN_DELIVERY_SCHEDULE: 'off' })).toEqual([]);
-    expect(jobsForCron('*/5 * * * *', { QUEEN_DELIVERY_SCHEDULE: 'rate(5 minutes)', QUEEN_RETENTION_SCHEDULE: 'rate(5 minutes)' }).map((j) => j.name)).toEqual(['Retention', 'DeliverySweep']);
+    expect(
+      jobsForCron('*/5 * * * *', { QUEEN_DELIVERY_SCHEDULE: 'rate(5 minutes)', QUEEN_RETENTION_SCHEDULE: 'rate(5 minutes)' }).map(
+        (j) => j.name,
+      ),
+    ).toEqual(['Retention', 'DeliverySweep']);
   });
 
   it("match wrangler.jsonc's cron triggers, one per job", async () => {

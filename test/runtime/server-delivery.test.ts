@@ -6,7 +6,8 @@ import { testMode } from '../support/mode.js';
 import { checkout, startServer, waitFor, type RunningServer } from '../support/server.js';
 import { receiver, type Receiver } from '../delivery/helpers.js';
 
-const post = (url: string, body: unknown) => fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+const post = (url: string, body: unknown) =>
+  fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
 
 describe('delivery under npm start', () => {
   let server: RunningServer;
@@ -22,8 +23,16 @@ describe('delivery under npm start', () => {
     db = testMode() === 'pg' ? await freshDatabase() : undefined;
     fast = await receiver(secrets);
     slow = await receiver(secrets, () => new Promise((r) => setTimeout(() => r({ status: 200 }), 3_000)));
-    server = await startServer(co.dir, { DATABASE_URL: db?.url ?? '', QUEEN_DELIVERY_ALLOW_PRIVATE: '1', DELIVERY_INTERVAL: 'off', RETENTION_INTERVAL: 'off' });
-    for (const [queue, r] of [['orders', fast], ['slow-orders', slow]] as const) {
+    server = await startServer(co.dir, {
+      DATABASE_URL: db?.url ?? '',
+      QUEEN_DELIVERY_ALLOW_PRIVATE: '1',
+      DELIVERY_INTERVAL: 'off',
+      RETENTION_INTERVAL: 'off',
+    });
+    for (const [queue, r] of [
+      ['orders', fast],
+      ['slow-orders', slow],
+    ] as const) {
       const res = await post(`${server.url}/api/v1/subscriptions`, { queue, name: 'hook', url: r.url });
       expect(res.status).toBe(201);
       const sub = (await res.json()) as { id: string; secret: string };
@@ -55,14 +64,16 @@ describe('delivery under npm start', () => {
 
   it('delivers the pushes of a committed transaction, and nothing of a rolled-back one', async () => {
     const before = fast.arrivals.length;
-    const ok = await post(`${server.url}/api/v1/transaction`, { operations: [{ type: 'push', items: [{ queue: 'orders', partition: 'p2', payload: { id: 2 } }] }] });
+    const ok = await post(`${server.url}/api/v1/transaction`, {
+      operations: [{ type: 'push', items: [{ queue: 'orders', partition: 'p2', payload: { id: 2 } }] }],
+    });
     expect(ok.status).toBe(200);
     expect(((await ok.json()) as { success: boolean }).success).toBe(true);
     await waitFor('the transaction push', () => fast.arrivals.length > before, 5_000);
     expect(fast.arrivals.at(-1)!.body).toMatchObject({ partition: 'p2', messages: [{ data: { id: 2 } }] });
   });
 
-  it("answers the push before a slow endpoint has answered the delivery it started", async () => {
+  it('answers the push before a slow endpoint has answered the delivery it started', async () => {
     const t0 = performance.now();
     const res = await post(`${server.url}/api/v1/push`, { items: [{ queue: 'slow-orders', payload: { id: 3 } }] });
     const answered = performance.now();

@@ -60,7 +60,9 @@ describe('npm start (server.ts)', () => {
     expect(first.output()).toContain(`curl -X POST ${url}/api/v1/push`);
     if (testMode() === 'pglite') expect(first.output()).toContain(join(dir, '.queen'));
 
-    const pushed = await post(`${url}/api/v1/push`, { items: [{ queue: 'restart-demo', transactionId: 'kept-1', payload: { kept: true } }] });
+    const pushed = await post(`${url}/api/v1/push`, {
+      items: [{ queue: 'restart-demo', transactionId: 'kept-1', payload: { kept: true } }],
+    });
     expect(pushed.status).toBe(201);
 
     // A long-poll on an empty queue is in flight when the signal arrives: it must still be answered.
@@ -88,29 +90,37 @@ describe('npm start (server.ts)', () => {
     ['SIGINT', 'npm'],
     ['SIGTERM', 'its process group'],
     ['SIGINT', 'its process group'],
-  ] as const)('stops cleanly on %s sent to %s, leaving no server behind', async (signal, target) => {
-    const port = await portInRange();
-    const npm = run('npm', { PORT: String(port) });
-    const url = await listening(npm);
-    const server = await serverPidUnder(npm.child);
-    process.kill(target === 'npm' ? npm.child.pid! : -npm.child.pid!, signal);
-    expect(await npm.exited).toBe(0);
-    expect(count(npm.output(), 'stopped cleanly')).toBe(1);
-    expect(npm.output()).not.toContain('exiting now');
-    expect(await isRunning(server)).toBe(false);
-    await expect(fetch(`${url}/health`)).rejects.toThrow();
-    expect(existsSync(join(dir, '.queen/server.pid'))).toBe(false);
-  }, 180_000);
+  ] as const)(
+    'stops cleanly on %s sent to %s, leaving no server behind',
+    async (signal, target) => {
+      const port = await portInRange();
+      const npm = run('npm', { PORT: String(port) });
+      const url = await listening(npm);
+      const server = await serverPidUnder(npm.child);
+      process.kill(target === 'npm' ? npm.child.pid! : -npm.child.pid!, signal);
+      expect(await npm.exited).toBe(0);
+      expect(count(npm.output(), 'stopped cleanly')).toBe(1);
+      expect(npm.output()).not.toContain('exiting now');
+      expect(await isRunning(server)).toBe(false);
+      await expect(fetch(`${url}/health`)).rejects.toThrow();
+      expect(existsSync(join(dir, '.queen/server.pid'))).toBe(false);
+    },
+    180_000,
+  );
 
-  it.skipIf(testMode() !== 'pglite')('stops by itself when npm is killed with SIGKILL', async () => {
-    const npm = run('npm', { PORT: String(await portInRange()) });
-    await listening(npm);
-    const server = await serverPidUnder(npm.child);
-    npm.child.kill('SIGKILL');
-    await waitFor('the orphaned server to stop', async () => !(await isRunning(server)));
-    expect(npm.output()).toContain('npm exited: finishing in-flight requests');
-    expect(npm.output()).toContain('stopped cleanly');
-  }, 180_000);
+  it.skipIf(testMode() !== 'pglite')(
+    'stops by itself when npm is killed with SIGKILL',
+    async () => {
+      const npm = run('npm', { PORT: String(await portInRange()) });
+      await listening(npm);
+      const server = await serverPidUnder(npm.child);
+      npm.child.kill('SIGKILL');
+      await waitFor('the orphaned server to stop', async () => !(await isRunning(server)));
+      expect(npm.output()).toContain('npm exited: finishing in-flight requests');
+      expect(npm.output()).toContain('stopped cleanly');
+    },
+    180_000,
+  );
 
   it('says in one line that the port is busy and how to pick another, and exits non-zero', async () => {
     const port = await portInRange();
@@ -131,7 +141,9 @@ describe('npm start (server.ts)', () => {
   it('logs a retention run that deleted something and stays quiet for the runs that did not', async () => {
     const s = run('node', { PORT: String(await portInRange()), RETENTION_INTERVAL: '200' });
     const url = await listening(s);
-    expect((await post(`${url}/api/v1/configure`, { queue: 'expiring', options: { retentionEnabled: true, retentionSeconds: 1 } })).status).toBe(200);
+    expect(
+      (await post(`${url}/api/v1/configure`, { queue: 'expiring', options: { retentionEnabled: true, retentionSeconds: 1 } })).status,
+    ).toBe(200);
     expect((await post(`${url}/api/v1/push`, { items: [{ queue: 'expiring', payload: 1 }] })).status).toBe(201);
     await waitFor('the segment to be retained', () => /retention: .*"queue":"expiring"/.test(s.output()));
     expect(count(s.output(), 'retention:')).toBe(1);
@@ -142,7 +154,8 @@ describe('npm start (server.ts)', () => {
 
   it('refuses to start on a database that applied SQL this version does not know, in one line that says what to do', async () => {
     // Reversing the first hash twice restores it.
-    const flip = 'UPDATE drizzle.__drizzle_migrations SET hash = reverse(hash) WHERE id = (SELECT min(id) FROM drizzle.__drizzle_migrations)';
+    const flip =
+      'UPDATE drizzle.__drizzle_migrations SET hash = reverse(hash) WHERE id = (SELECT min(id) FROM drizzle.__drizzle_migrations)';
     await onDatabase(async (on) => {
       await migrate(on);
       await on.query(flip);
@@ -152,41 +165,51 @@ describe('npm start (server.ts)', () => {
       expect(await s.exited).toBe(1);
       const lines = s.output().trim().split('\n');
       expect(lines).toHaveLength(1);
-      expect(lines[0]).toMatch(/^Migration 1 of drizzle\.__drizzle_migrations should be \S+ \(sha256 [0-9a-f]{64}\) but the database applied sha256 [0-9a-f]{64}, .*Nothing was changed\./);
+      expect(lines[0]).toMatch(
+        /^Migration 1 of drizzle\.__drizzle_migrations should be \S+ \(sha256 [0-9a-f]{64}\) but the database applied sha256 [0-9a-f]{64}, .*Nothing was changed\./,
+      );
     } finally {
       await onDatabase((on) => on.query(flip));
     }
   }, 180_000);
 
-  it.skipIf(testMode() !== 'pglite')('refuses a second server on the same ./.queen, and takes over the lock of one that died', async () => {
-    const first = run('node', { PORT: String(await portInRange()) });
-    const url = await listening(first);
-    const second = run('node', { PORT: String(await portInRange()) });
-    expect(await second.exited).toBe(1);
-    const lockFile = join(dir, '.queen/server.pid');
-    expect(second.output().trim().split('\n')).toEqual([
-      `Another queen server (pid ${first.child.pid}) is using ${join(dir, '.queen')}; stop it first, or start this one in another folder or with DATABASE_URL. If no such server runs, delete ${lockFile}.`,
-    ]);
-    expect((await fetch(`${url}/health`)).status).toBe(200);
+  it.skipIf(testMode() !== 'pglite')(
+    'refuses a second server on the same ./.queen, and takes over the lock of one that died',
+    async () => {
+      const first = run('node', { PORT: String(await portInRange()) });
+      const url = await listening(first);
+      const second = run('node', { PORT: String(await portInRange()) });
+      expect(await second.exited).toBe(1);
+      const lockFile = join(dir, '.queen/server.pid');
+      expect(second.output().trim().split('\n')).toEqual([
+        `Another queen server (pid ${first.child.pid}) is using ${join(dir, '.queen')}; stop it first, or start this one in another folder or with DATABASE_URL. If no such server runs, delete ${lockFile}.`,
+      ]);
+      expect((await fetch(`${url}/health`)).status).toBe(200);
 
-    first.child.kill('SIGKILL');
-    await first.exited;
-    expect(existsSync(lockFile)).toBe(true);
-    const third = run('node', { PORT: String(await portInRange()) });
-    await listening(third);
-    expect(third.output()).toContain(`took over the lock of server pid ${first.child.pid}, which is no longer running`);
-    third.child.kill('SIGTERM');
-    expect(await third.exited).toBe(0);
-    expect(existsSync(lockFile)).toBe(false);
-  }, 180_000);
+      first.child.kill('SIGKILL');
+      await first.exited;
+      expect(existsSync(lockFile)).toBe(true);
+      const third = run('node', { PORT: String(await portInRange()) });
+      await listening(third);
+      expect(third.output()).toContain(`took over the lock of server pid ${first.child.pid}, which is no longer running`);
+      third.child.kill('SIGTERM');
+      expect(await third.exited).toBe(0);
+      expect(existsSync(lockFile)).toBe(false);
+    },
+    180_000,
+  );
 
-  it.skipIf(testMode() !== 'pglite')('treats a lock naming a pid that no longer runs as stale', async () => {
-    await mkdir(join(dir, '.queen'), { recursive: true });
-    await writeFile(join(dir, '.queen/server.pid'), '999999999\n');
-    const s = run('node', { PORT: String(await portInRange()) });
-    await listening(s);
-    expect(s.output()).toContain('took over the lock of server pid 999999999');
-    s.child.kill('SIGTERM');
-    expect(await s.exited).toBe(0);
-  }, 180_000);
+  it.skipIf(testMode() !== 'pglite')(
+    'treats a lock naming a pid that no longer runs as stale',
+    async () => {
+      await mkdir(join(dir, '.queen'), { recursive: true });
+      await writeFile(join(dir, '.queen/server.pid'), '999999999\n');
+      const s = run('node', { PORT: String(await portInRange()) });
+      await listening(s);
+      expect(s.output()).toContain('took over the lock of server pid 999999999');
+      s.child.kill('SIGTERM');
+      expect(await s.exited).toBe(0);
+    },
+    180_000,
+  );
 });

@@ -94,7 +94,13 @@ afterAll(() => vi.unstubAllGlobals());
 
 describe('sst.config.ts run()', () => {
   it('pins sst 4.17.1 on AWS and retains production data', () => {
-    expect(config.app({ stage: 'prod' })).toMatchObject({ name: 'queen', home: 'aws', version: '4.17.1', removal: 'retain', protect: true });
+    expect(config.app({ stage: 'prod' })).toMatchObject({
+      name: 'queen',
+      home: 'aws',
+      version: '4.17.1',
+      removal: 'retain',
+      protect: true,
+    });
     expect(config.app({ stage: 'dev' })).toMatchObject({ removal: 'remove', protect: false });
   });
 
@@ -110,7 +116,12 @@ describe('sst.config.ts run()', () => {
     const families = ['Push', 'Pop', 'Ack', 'Configure', 'Dlq', 'Delivery'];
     for (const name of families) {
       const { args, opts } = one('Function', name);
-      expect(args).toMatchObject({ url: true, architecture: 'arm64', runtime: 'nodejs22.x', handler: `functions/lambda/${name.toLowerCase()}.handler` });
+      expect(args).toMatchObject({
+        url: true,
+        architecture: 'arm64',
+        runtime: 'nodejs22.x',
+        handler: `functions/lambda/${name.toLowerCase()}.handler`,
+      });
       expect(args.link.map((s: { name: string }) => s.name)).toEqual(['DatabaseUrl', 'JwtSecret', 'QueenEncryptionKey']);
       expect(args.environment).toMatchObject({
         QUEEN_AUTH: 'jwt',
@@ -123,7 +134,11 @@ describe('sst.config.ts run()', () => {
       const module = await import(join(root, `functions/lambda/${name.toLowerCase()}.ts`));
       expect(typeof module.handler).toBe('function');
     }
-    expect(find('Function').map((f) => f.name).sort()).toEqual([...families, 'Deliver', 'Migrator'].sort());
+    expect(
+      find('Function')
+        .map((f) => f.name)
+        .sort(),
+    ).toEqual([...families, 'Deliver', 'Migrator'].sort());
   });
 
   it('gives the long-poll function time to answer before CloudFront gives up on it', () => {
@@ -135,7 +150,8 @@ describe('sst.config.ts run()', () => {
   it('serves every route of every family, and /health, from the one Router URL', () => {
     expect(find('Router')).toHaveLength(1);
     expect(result.url).toBe('https://router.cloudfront.test');
-    const target = (path: string) => routes.filter((r) => path.startsWith(r.pattern)).sort((a, b) => b.pattern.length - a.pattern.length)[0]?.url;
+    const target = (path: string) =>
+      routes.filter((r) => path.startsWith(r.pattern)).sort((a, b) => b.pattern.length - a.pattern.length)[0]?.url;
     expect(target('/health')).toBeDefined();
     for (const fn of allFunctions) {
       const app = new Hono<BrokerEnv>();
@@ -147,14 +163,30 @@ describe('sst.config.ts run()', () => {
     }
     // The paths of docs/api.md#routes, whether or not their family has landed yet.
     for (const [path, family] of [
-      ['/api/v1/push', 'Push'], ['/api/v1/pop/queue/q', 'Pop'], ['/api/v1/pop', 'Pop'], ['/api/v1/ack/batch', 'Ack'],
-      ['/api/v1/lease/x/extend', 'Ack'], ['/api/v1/transaction', 'Ack'], ['/api/v1/configure', 'Configure'],
-      ['/api/v1/resources/queues/q', 'Configure'], ['/api/v1/consumer-groups/g/queues/q/seek', 'Configure'],
-      ['/api/v1/dlq', 'Dlq'], ['/api/v1/messages/1/tx/retry', 'Dlq'], ['/api/v1/messages', 'Dlq'],
-      ['/api/v1/traces', 'Dlq'], ['/api/v1/traces/by-name/n', 'Dlq'], ['/api/v1/stats/refresh', 'Configure'],
-      ['/api/v1/consumer-groups/g/queues/q/partitions/p/seek', 'Configure'], ['/api/v1/resources/overview', 'Configure'],
-      ['/api/v1/status/queues/q', 'Configure'], ['/api/v1/analytics/queue-ops', 'Configure'], ['/api/v1/system/maintenance/pop', 'Configure'],
-      ['/api/v1/migration/status', 'Configure'], ['/api/me', 'Configure'], ['/metrics', 'Configure'], ['/metrics/prometheus', 'Configure'],
+      ['/api/v1/push', 'Push'],
+      ['/api/v1/pop/queue/q', 'Pop'],
+      ['/api/v1/pop', 'Pop'],
+      ['/api/v1/ack/batch', 'Ack'],
+      ['/api/v1/lease/x/extend', 'Ack'],
+      ['/api/v1/transaction', 'Ack'],
+      ['/api/v1/configure', 'Configure'],
+      ['/api/v1/resources/queues/q', 'Configure'],
+      ['/api/v1/consumer-groups/g/queues/q/seek', 'Configure'],
+      ['/api/v1/dlq', 'Dlq'],
+      ['/api/v1/messages/1/tx/retry', 'Dlq'],
+      ['/api/v1/messages', 'Dlq'],
+      ['/api/v1/traces', 'Dlq'],
+      ['/api/v1/traces/by-name/n', 'Dlq'],
+      ['/api/v1/stats/refresh', 'Configure'],
+      ['/api/v1/consumer-groups/g/queues/q/partitions/p/seek', 'Configure'],
+      ['/api/v1/resources/overview', 'Configure'],
+      ['/api/v1/status/queues/q', 'Configure'],
+      ['/api/v1/analytics/queue-ops', 'Configure'],
+      ['/api/v1/system/maintenance/pop', 'Configure'],
+      ['/api/v1/migration/status', 'Configure'],
+      ['/api/me', 'Configure'],
+      ['/metrics', 'Configure'],
+      ['/metrics/prometheus', 'Configure'],
       ['/streams/v1/queries', 'Configure'],
     ] as const) {
       expect(target(path), path).toBe(outputs.url(family));
@@ -167,7 +199,10 @@ describe('sst.config.ts run()', () => {
     for (const headersConfig of [{ headerBehavior: 'none' }, { headerBehavior: 'whitelist', headers: { items: ['x-forwarded-host'] } }]) {
       const policy = { parametersInCacheKeyAndForwardedToOrigin: { headersConfig, queryStringsConfig: { queryStringBehavior: 'all' } } };
       transform.cachePolicy(policy, {}, 'ApiCachePolicy');
-      const headers = policy.parametersInCacheKeyAndForwardedToOrigin.headersConfig as { headerBehavior: string; headers: { items: string[] } };
+      const headers = policy.parametersInCacheKeyAndForwardedToOrigin.headersConfig as {
+        headerBehavior: string;
+        headers: { items: string[] };
+      };
       expect(headers.headerBehavior).toBe('whitelist');
       expect(headers.headers.items).toContain('authorization');
       expect(policy.parametersInCacheKeyAndForwardedToOrigin.queryStringsConfig).toEqual({ queryStringBehavior: 'all' });
@@ -177,28 +212,44 @@ describe('sst.config.ts run()', () => {
   it('runs retention hourly by default, so an idle Neon compute can still scale to zero', () => {
     const cron = one('CronV2', 'Retention');
     expect(cron.args).toMatchObject({ schedule: 'rate(1 hour)', enabled: true });
-    expect(cron.args.function).toMatchObject({ handler: 'functions/lambda/retention.handler', architecture: 'arm64', environment: { DATABASE_URL: '<secret DatabaseUrl>' } });
+    expect(cron.args.function).toMatchObject({
+      handler: 'functions/lambda/retention.handler',
+      architecture: 'arm64',
+      environment: { DATABASE_URL: '<secret DatabaseUrl>' },
+    });
     expect(existsSync(join(root, 'functions/lambda/retention.ts'))).toBe(true);
   });
 
   it('sweeps delivery every minute by default, within a function time limit shorter than that', () => {
     const cron = one('CronV2', 'DeliverySweep');
     expect(cron.args).toMatchObject({ schedule: 'rate(1 minute)', enabled: true });
-    expect(cron.args.function).toMatchObject({ handler: 'functions/lambda/deliver.handler', timeout: '60 seconds', environment: { DATABASE_URL: '<secret DatabaseUrl>' } });
+    expect(cron.args.function).toMatchObject({
+      handler: 'functions/lambda/deliver.handler',
+      timeout: '60 seconds',
+      environment: { DATABASE_URL: '<secret DatabaseUrl>' },
+    });
     expect(cron.opts.dependsOn).toEqual([expect.objectContaining({ name: 'MigrateOnDeploy' })]);
     expect(find('CronV2').map((c) => c.name)).toEqual(['Retention', 'DeliverySweep']);
   });
 
   it('gives the functions that push (push, ack, dlq) the Deliver function to invoke after a push, and the permission to, and no other function either', async () => {
     const deliver = one('Function', 'Deliver');
-    expect(deliver.args).toMatchObject({ handler: 'functions/lambda/deliver.handler', architecture: 'arm64', environment: { DATABASE_URL: '<secret DatabaseUrl>' } });
+    expect(deliver.args).toMatchObject({
+      handler: 'functions/lambda/deliver.handler',
+      architecture: 'arm64',
+      environment: { DATABASE_URL: '<secret DatabaseUrl>' },
+    });
     expect(deliver.args.url).toBeUndefined();
     expect(deliver.opts.dependsOn).toEqual([expect.objectContaining({ name: 'MigrateOnDeploy' })]);
     expect(typeof (await import(join(root, 'functions/lambda/deliver.ts'))).handler).toBe('function');
     const arn = 'arn:aws:lambda:test:000000000000:function:Deliver';
     for (const name of ['Push', 'Ack', 'Dlq']) {
       const { args } = one('Function', name);
-      expect(args.environment).toMatchObject({ QUEEN_DELIVER_FUNCTION: 'Deliver', QUEEN_AUTH: 'jwt', DATABASE_URL: '<secret DatabaseUrl>' });
+      expect(args.environment).toMatchObject({
+        QUEEN_DELIVER_FUNCTION: 'Deliver',
+        QUEEN_AUTH: 'jwt',
+        DATABASE_URL: '<secret DatabaseUrl>',
+      });
       expect(args.permissions).toEqual([{ actions: ['lambda:InvokeFunction'], resources: [arn] }]);
     }
     for (const name of ['Pop', 'Configure', 'Delivery', 'Deliver', 'Migrator']) {
@@ -226,7 +277,9 @@ describe('sst.config.ts run()', () => {
   });
 
   it('refuses to deploy a retention schedule EventBridge would not accept, naming the variable', async () => {
-    await expect(runWithEnv({ QUEEN_RETENTION_SCHEDULE: 'every hour' }, () => undefined)).rejects.toThrow(/QUEEN_RETENTION_SCHEDULE must be rate\(…\), cron\(…\) or off.*"every hour"/);
+    await expect(runWithEnv({ QUEEN_RETENTION_SCHEDULE: 'every hour' }, () => undefined)).rejects.toThrow(
+      /QUEEN_RETENTION_SCHEDULE must be rate\(…\), cron\(…\) or off.*"every hour"/,
+    );
   });
 
   it('pins the AWS region from QUEEN_AWS_REGION, and leaves the profile region alone without it', async () => {
@@ -293,9 +346,13 @@ async function typecheckWithPlatform(dir: string) {
     typeRoots: [join(root, 'node_modules/@types')],
     paths: { '@pulumi/pulumi': [join(dir, 'stubs/pulumi.d.ts')] },
   });
-  return ts.getPreEmitDiagnostics(program).flatMap((d) =>
-    d.file && !d.file.fileName.includes('/.sst/') ? [{ file: d.file.fileName.slice(dir.length + 1), message: ts.flattenDiagnosticMessageText(d.messageText, '\n') }] : [],
-  );
+  return ts
+    .getPreEmitDiagnostics(program)
+    .flatMap((d) =>
+      d.file && !d.file.fileName.includes('/.sst/')
+        ? [{ file: d.file.fileName.slice(dir.length + 1), message: ts.flattenDiagnosticMessageText(d.messageText, '\n') }]
+        : [],
+    );
 }
 
 const PLATFORM_CONFIG = `import "./src/global.d.ts";

@@ -52,7 +52,12 @@ describe('wrangler.jsonc', () => {
     try {
       const bundle = await bundleWorker('queen', dir);
       expect(wrangler.main).toBe(join('dist', bundle.file.slice(dir.length + 1)));
-      expect(wrangler).toMatchObject({ no_bundle: true, find_additional_modules: true, build: { command: 'npm run bundle -- workers' }, workers_dev: true });
+      expect(wrangler).toMatchObject({
+        no_bundle: true,
+        find_additional_modules: true,
+        build: { command: 'npm run bundle -- workers' },
+        workers_dev: true,
+      });
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
@@ -86,7 +91,13 @@ describe.skipIf(testMode() !== 'pg')('the Cloudflare Worker in workerd', () => {
     for (const k of Object.keys(ports) as (keyof typeof url)[]) url[k] = `http://127.0.0.1:${ports[k]}`;
 
     await writeFile(join(dir, 'cron.js'), CRON_TRIGGER);
-    await build({ stdin: { contents: EXAMPLE_IN_A_WORKER, resolveDir: root, sourcefile: 'client-worker.mjs' }, bundle: true, format: 'esm', outfile: join(dir, 'client.js'), logLevel: 'silent' });
+    await build({
+      stdin: { contents: EXAMPLE_IN_A_WORKER, resolveDir: root, sourcefile: 'client-worker.mjs' },
+      bundle: true,
+      format: 'esm',
+      outfile: join(dir, 'client.js'),
+      logLevel: 'silent',
+    });
     const queen = await workerFromWrangler(wrangler, bundle.dir, { DATABASE_URL: db.url!, JWT_SECRET }, [
       { name: 'NEON_WS_PROXY', text: proxy.address },
       // The receivers of the delivery tests listen on 127.0.0.1.
@@ -147,7 +158,12 @@ describe.skipIf(testMode() !== 'pg')('the Cloudflare Worker in workerd', () => {
     // configure family
     expect((await send('admin', 'POST', '/api/v1/configure', { queue: 'edge', options: { retryLimit: 0 } })).status, log).toBe(200);
     // push family, twice: a pool kept from the first request would fail on the second
-    const items = Array.from({ length: 20 }, (_, i) => ({ queue: 'edge', partition: 'p', transactionId: `edge-${i}`, payload: { i, pad: 'x'.repeat(500) } }));
+    const items = Array.from({ length: 20 }, (_, i) => ({
+      queue: 'edge',
+      partition: 'p',
+      transactionId: `edge-${i}`,
+      payload: { i, pad: 'x'.repeat(500) },
+    }));
     const pushed = await send('read-write', 'POST', '/api/v1/push', { items });
     expect(pushed.status, JSON.stringify(pushed.body) + log).toBe(201);
     expect(pushed.body.map((r: { status: string; offset: number }) => [r.status, r.offset])).toEqual(items.map((_, i) => ['queued', i]));
@@ -195,14 +211,25 @@ describe.skipIf(testMode() !== 'pg')('the Cloudflare Worker in workerd', () => {
   });
 
   it("runs retention from the bundle's scheduled handler on wrangler.jsonc's cron", async () => {
-    const configured = await send('admin', 'POST', '/api/v1/configure', { queue: 'edge-retained', options: { retentionEnabled: true, retentionSeconds: 60 } });
+    const configured = await send('admin', 'POST', '/api/v1/configure', {
+      queue: 'edge-retained',
+      options: { retentionEnabled: true, retentionSeconds: 60 },
+    });
     expect(configured.status).toBe(200);
     expect((await send('read-write', 'POST', '/api/v1/push', { items: [{ queue: 'edge-retained', payload: 'old' }] })).status).toBe(201);
     const segments = async () =>
-      Number((await db.query<{ n: string }>("SELECT count(*) AS n FROM queen.log_segments s JOIN queen.log_partitions p ON p.id = s.partition_id JOIN queen.queues q ON q.id = p.queue_id WHERE q.name = 'edge-retained'"))[0]!.n);
+      Number(
+        (
+          await db.query<{ n: string }>(
+            "SELECT count(*) AS n FROM queen.log_segments s JOIN queen.log_partitions p ON p.id = s.partition_id JOIN queen.queues q ON q.id = p.queue_id WHERE q.name = 'edge-retained'",
+          )
+        )[0]!.n,
+      );
     expect(await segments()).toBe(1);
     // Age the segment instead of waiting: retention compares PostgreSQL times only.
-    await db.query("UPDATE queen.log_segments s SET created_at = now() - interval '2 hours' FROM queen.log_partitions p JOIN queen.queues q ON q.id = p.queue_id WHERE s.partition_id = p.id AND q.name = 'edge-retained'");
+    await db.query(
+      "UPDATE queen.log_segments s SET created_at = now() - interval '2 hours' FROM queen.log_partitions p JOIN queen.queues q ON q.id = p.queue_id WHERE s.partition_id = p.id AND q.name = 'edge-retained'",
+    );
 
     const fired = await fetch(`${url.cron}/?cron=${encodeURIComponent(wrangler.triggers!.crons![0]!)}`);
     expect(await fired.json(), log).toMatchObject({ outcome: 'ok' });
@@ -217,11 +244,21 @@ describe.skipIf(testMode() !== 'pg')('the Cloudflare Worker in workerd', () => {
     // This isolate read the subscribed queues for the pushes above; making the subscription here
     // dropped that copy (another isolate would see it within SUBSCRIBED_TTL_MS).
     expect(SUBSCRIBED_TTL_MS).toBeLessThanOrEqual(5_000);
-    const pushed = await send('read-write', 'POST', '/api/v1/push', { items: [{ queue: 'edge-hooked', partition: 'p1', payload: { id: 1 } }] });
+    const pushed = await send('read-write', 'POST', '/api/v1/push', {
+      items: [{ queue: 'edge-hooked', partition: 'p1', payload: { id: 1 } }],
+    });
     expect(pushed.status).toBe(201);
-    await eventually(() => hook.arrivals.length >= 1, () => log);
+    await eventually(
+      () => hook.arrivals.length >= 1,
+      () => log,
+    );
     expect(hook.badSignatures).toEqual([]);
-    expect(hook.arrivals[0]!.body).toMatchObject({ queue: 'edge-hooked', partition: 'p1', consumerGroup: 'hook', messages: [{ offset: 0, data: { id: 1 } }] });
+    expect(hook.arrivals[0]!.body).toMatchObject({
+      queue: 'edge-hooked',
+      partition: 'p1',
+      consumerGroup: 'hook',
+      messages: [{ offset: 0, data: { id: 1 } }],
+    });
   });
 
   it("sweeps what no push triggered from the scheduled handler, on the delivery sweep's cron", async () => {
@@ -233,14 +270,24 @@ describe.skipIf(testMode() !== 'pg')('the Cloudflare Worker in workerd', () => {
     const fired = await fetch(`${url.cron}/?cron=${encodeURIComponent('* * * * *')}`);
     expect(await fired.json(), log).toMatchObject({ outcome: 'ok' });
     expect(hook.arrivals.length).toBe(before + 1);
-    expect(hook.arrivals.at(-1)!.body).toMatchObject({ partition: 'p2', messages: [{ data: { n: 0 } }, { data: { n: 1 } }, { data: { n: 2 } }] });
+    expect(hook.arrivals.at(-1)!.body).toMatchObject({
+      partition: 'p2',
+      messages: [{ data: { n: 0 } }, { data: { n: 1 } }, { data: { n: 2 } }],
+    });
     // workerd writes the Worker's log a moment after the cron trigger's answer.
-    await eventually(() => /delivery sweep: \{"batches":1,"delivered":3/.test(log), () => log);
+    await eventually(
+      () => /delivery sweep: \{"batches":1,"delivered":3/.test(log),
+      () => log,
+    );
   });
 
   it('runs the client example inside a Worker against the deployment: push, consume with its acks, empty after', async () => {
     const res = await fetch(url.client);
-    expect(await res.json(), log).toEqual({ pushed: ['queued', 'queued', 'queued'], consumed: [{ order: 1 }, { order: 2 }, { order: 3 }], empty: true });
+    expect(await res.json(), log).toEqual({
+      pushed: ['queued', 'queued', 'queued'],
+      consumed: [{ order: 1 }, { order: 2 }, { order: 3 }],
+      empty: true,
+    });
   });
 });
 

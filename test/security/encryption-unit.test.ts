@@ -1,13 +1,23 @@
 import { describe, expect, it } from 'vitest';
 import { QueenError } from '../../lib/errors.js';
-import { decryptPayload, encryptPayload, importEncryptionKey, IV_BYTES, requireEncryptionKey, TAG_BYTES } from '../../lib/broker/encryption.js';
+import {
+  decryptPayload,
+  encryptPayload,
+  importEncryptionKey,
+  IV_BYTES,
+  requireEncryptionKey,
+  TAG_BYTES,
+} from '../../lib/broker/encryption.js';
 
 const KEY_A = 'a'.repeat(64);
 const KEY_B = '0123456789abcdef'.repeat(4);
 const text = (s: string) => new TextEncoder().encode(s);
 
 async function rejection(p: Promise<unknown>): Promise<QueenError> {
-  const err = await p.then(() => undefined, (e: unknown) => e);
+  const err = await p.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
   expect(err).toBeInstanceOf(QueenError);
   return err as QueenError;
 }

@@ -85,9 +85,18 @@ describe('encryption at rest', () => {
     await configureVault('vault-dlq');
     await withKey('POST', '/api/v1/push', pushBody('vault-dlq', 'd-1'));
     const m = (await withKey('GET', '/api/v1/pop/queue/vault-dlq')).body.messages[0];
-    const ack = await withKey('POST', '/api/v1/ack', { transactionId: 'd-1', partitionId: m.partitionId, leaseId: m.leaseId, status: 'dlq', error: 'poison' });
+    const ack = await withKey('POST', '/api/v1/ack', {
+      transactionId: 'd-1',
+      partitionId: m.partitionId,
+      leaseId: m.leaseId,
+      status: 'dlq',
+      error: 'poison',
+    });
     expect(ack.status).toBe(200);
-    const rows = await db().query<{ payload: Uint8Array; encrypted: boolean }>('SELECT payload, encrypted FROM queen.log_dlq WHERE transaction_id = $1', ['d-1']);
+    const rows = await db().query<{ payload: Uint8Array; encrypted: boolean }>(
+      'SELECT payload, encrypted FROM queen.log_dlq WHERE transaction_id = $1',
+      ['d-1'],
+    );
     expect(rows).toHaveLength(1);
     expect(rows[0]!.encrypted).toBe(true);
     expect(contains(rows[0]!.payload, SECRET_TEXT)).toBe(false);
@@ -103,7 +112,7 @@ describe('encryption at rest', () => {
     expect(popped.body.code).toBe('decryption_failed');
     expect(popped.text).not.toContain(SECRET_TEXT);
     const { frames } = await storedFrames('vault');
-    const detail = await wrongKey('GET', `/api/v1/messages/${(await partitionIdOf('vault'))}/${frames[0]!.transactionId}`);
+    const detail = await wrongKey('GET', `/api/v1/messages/${await partitionIdOf('vault')}/${frames[0]!.transactionId}`);
     expect([detail.status, detail.body.code]).toEqual([500, 'decryption_failed']);
     const listed = await wrongKey('GET', '/api/v1/dlq?queue=vault-dlq');
     expect([listed.status, listed.body.code]).toEqual([500, 'decryption_failed']);
@@ -121,7 +130,11 @@ describe('encryption at rest', () => {
 
   it('a push inside a transaction is encrypted too', async () => {
     await configureVault('vault-txn');
-    const res = await withKey('POST', '/api/v1/transaction', `{"operations":[{"type":"push","items":[{"queue":"vault-txn","payload":${PAYLOAD_TEXT}}]}]}`);
+    const res = await withKey(
+      'POST',
+      '/api/v1/transaction',
+      `{"operations":[{"type":"push","items":[{"queue":"vault-txn","payload":${PAYLOAD_TEXT}}]}]}`,
+    );
     expect(res.body.success).toBe(true);
     const { bodies, frames } = await storedFrames('vault-txn');
     expect(frames.map((f) => f.encrypted)).toEqual([true]);
@@ -132,7 +145,12 @@ describe('encryption at rest', () => {
     await configureVault('vault-nokey');
     const before = (await storedFrames('vault-nokey')).frames.length;
     const openBefore = (await storedFrames('open')).frames.length;
-    const res = await noKey('POST', '/api/v1/push', { items: [{ queue: 'vault-nokey', payload }, { queue: 'open', payload: 2 }] });
+    const res = await noKey('POST', '/api/v1/push', {
+      items: [
+        { queue: 'vault-nokey', payload },
+        { queue: 'open', payload: 2 },
+      ],
+    });
     expect(res.status).toBe(500);
     expect(res.body.error).toMatch(/QUEEN_ENCRYPTION_KEY/);
     expect((await storedFrames('vault-nokey')).frames.length).toBe(before);

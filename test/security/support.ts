@@ -8,7 +8,12 @@ import { bearer, hs256, jwtConfig, SECRET } from '../auth/tokens.js';
 export type Caller = TestClient['call'];
 
 /** A caller acting as `sub` with `role` in `tenant`. */
-export async function callerFor(db: Database | (() => Database), tenant: string, sub: string | null, options: { role?: string; config?: Partial<Config> } = {}): Promise<Caller> {
+export async function callerFor(
+  db: Database | (() => Database),
+  tenant: string,
+  sub: string | null,
+  options: { role?: string; config?: Partial<Config> } = {},
+): Promise<Caller> {
   const claims: Record<string, unknown> = { role: options.role ?? 'admin', tenant };
   if (sub !== null) claims.sub = sub;
   const headers = bearer(await hs256(claims));

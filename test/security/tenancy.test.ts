@@ -19,11 +19,21 @@ async function snapshotB() {
   return {
     queues: await db().query(`SELECT * FROM queen.queues WHERE tenant_id = 'tenant-b' ORDER BY id`),
     partitions: await db().query(`SELECT p.* ${scope} ORDER BY p.id`),
-    segments: await db().query(`SELECT s.partition_id, s.base_offset, s.end_offset, md5(s.blob) AS blob ${scope.replace('WHERE', 'JOIN queen.log_segments s ON s.partition_id = p.id WHERE')} ORDER BY 1, 2`),
-    consumers: await db().query(`SELECT c.* ${scope.replace('WHERE', 'JOIN queen.log_consumers c ON c.partition_id = p.id WHERE')} ORDER BY c.consumer_group`),
-    subscriptions: await db().query(`SELECT s.* FROM queen.consumer_subscriptions s JOIN queen.queues q ON q.id = s.queue_id WHERE q.tenant_id = 'tenant-b' ORDER BY s.consumer_group`),
-    sidecars: await db().query(`SELECT t.partition_id, t.base_offset, md5(t.hashes) AS hashes ${scope.replace('WHERE', 'JOIN queen.log_txns t ON t.partition_id = p.id WHERE')} ORDER BY 1, 2`),
-    dlq: await db().query(`SELECT d.* ${scope.replace('WHERE', 'JOIN queen.log_dlq d ON d.partition_id = p.id WHERE')} ORDER BY d.msg_offset`),
+    segments: await db().query(
+      `SELECT s.partition_id, s.base_offset, s.end_offset, md5(s.blob) AS blob ${scope.replace('WHERE', 'JOIN queen.log_segments s ON s.partition_id = p.id WHERE')} ORDER BY 1, 2`,
+    ),
+    consumers: await db().query(
+      `SELECT c.* ${scope.replace('WHERE', 'JOIN queen.log_consumers c ON c.partition_id = p.id WHERE')} ORDER BY c.consumer_group`,
+    ),
+    subscriptions: await db().query(
+      `SELECT s.* FROM queen.consumer_subscriptions s JOIN queen.queues q ON q.id = s.queue_id WHERE q.tenant_id = 'tenant-b' ORDER BY s.consumer_group`,
+    ),
+    sidecars: await db().query(
+      `SELECT t.partition_id, t.base_offset, md5(t.hashes) AS hashes ${scope.replace('WHERE', 'JOIN queen.log_txns t ON t.partition_id = p.id WHERE')} ORDER BY 1, 2`,
+    ),
+    dlq: await db().query(
+      `SELECT d.* ${scope.replace('WHERE', 'JOIN queen.log_dlq d ON d.partition_id = p.id WHERE')} ORDER BY d.msg_offset`,
+    ),
     traces: await db().query(`SELECT t.*, n.trace_name FROM queen.message_traces t JOIN queen.queues q ON q.id = t.queue_id
                                LEFT JOIN queen.message_trace_names n ON n.trace_id = t.id WHERE q.tenant_id = 'tenant-b' ORDER BY t.id, n.trace_name`),
   };
@@ -32,16 +42,34 @@ async function snapshotB() {
 beforeAll(async () => {
   a = await callerFor(db, 'tenant-a', 'alice');
   b = await callerFor(db, 'tenant-b', 'bob');
-  const configured = await b('POST', '/api/v1/configure', { queue: QUEUE_B, namespace: 'orders', task: 'invoices', options: { leaseTime: 300 } });
+  const configured = await b('POST', '/api/v1/configure', {
+    queue: QUEUE_B,
+    namespace: 'orders',
+    task: 'invoices',
+    options: { leaseTime: 300 },
+  });
   expect(configured.status).toBe(200);
   const items = ['b-dead', 'b-2', 'b-3'].map((t, n) => ({ queue: QUEUE_B, partition: 'p1', transactionId: t, payload: { n, owner: 'b' } }));
   expect((await b('POST', '/api/v1/push', { items })).status).toBe(201);
   const first = await b('GET', `/api/v1/pop/queue/${enc(QUEUE_B)}/partition/p1?consumerGroup=${GROUP_B}`);
   bData.partitionId = String(first.body?.partitionId ?? '');
-  await b('POST', '/api/v1/ack', { transactionId: 'b-dead', partitionId: bData.partitionId, leaseId: first.body?.leaseId, consumerGroup: GROUP_B, status: 'dlq', error: 'poison' });
+  await b('POST', '/api/v1/ack', {
+    transactionId: 'b-dead',
+    partitionId: bData.partitionId,
+    leaseId: first.body?.leaseId,
+    consumerGroup: GROUP_B,
+    status: 'dlq',
+    error: 'poison',
+  });
   const second = await b('GET', `/api/v1/pop/queue/${enc(QUEUE_B)}/partition/p1?consumerGroup=${GROUP_B}`);
   bData.leaseId = String(second.body?.leaseId ?? '');
-  const traced = await b('POST', '/api/v1/traces', { transactionId: bData.leasedTxn, partitionId: bData.partitionId, consumerGroup: GROUP_B, traceNames: ['b-flow'], data: { owner: 'b' } });
+  const traced = await b('POST', '/api/v1/traces', {
+    transactionId: bData.leasedTxn,
+    partitionId: bData.partitionId,
+    consumerGroup: GROUP_B,
+    traceNames: ['b-flow'],
+    data: { owner: 'b' },
+  });
   expect(traced.status).toBe(201);
 });
 
@@ -55,7 +83,7 @@ describe('tenant B has data for the matrix', () => {
 });
 
 describe('tenant A cannot see tenant B', () => {
-  it('listings show A nothing of B, and B\'s queue is a 404 for A', async () => {
+  it("listings show A nothing of B, and B's queue is a 404 for A", async () => {
     expect((await b('GET', `/api/v1/resources/queues/${enc(QUEUE_B)}`)).status).toBe(200);
     expect((await a('GET', '/api/v1/resources/queues')).body.queues).toEqual([]);
     const one = await a('GET', `/api/v1/resources/queues/${enc(QUEUE_B)}`);
@@ -70,7 +98,7 @@ describe('tenant A cannot see tenant B', () => {
     }
   });
 
-  it('B\'s groups, messages, traces and figures are invisible to A on every reading route', async () => {
+  it("B's groups, messages, traces and figures are invisible to A on every reading route", async () => {
     for (const path of [
       '/api/v1/consumer-groups/lagging?minLagSeconds=0',
       `/api/v1/consumer-groups/${GROUP_B}`,
@@ -89,7 +117,7 @@ describe('tenant A cannot see tenant B', () => {
     expect((await b('GET', '/api/v1/traces/by-name/b-flow')).body.total).toBe(1);
   });
 
-  it('B\'s DLQ rows and messages are invisible to A even with B\'s partition id', async () => {
+  it("B's DLQ rows and messages are invisible to A even with B's partition id", async () => {
     for (const path of [`/api/v1/dlq?queue=${enc(QUEUE_B)}`, '/api/v1/dlq', `/api/v1/dlq?consumerGroup=${GROUP_B}`]) {
       const res = await a('GET', path);
       expect(res.status).toBe(200);
@@ -104,14 +132,22 @@ describe('tenant A cannot see tenant B', () => {
 });
 
 describe('tenant A sees nothing of tenant B on the dashboard and metrics routes', () => {
-  it('status, analytics and metrics answer A without a trace of B\'s queue, group or figures', async () => {
+  it("status, analytics and metrics answer A without a trace of B's queue, group or figures", async () => {
     await rollupMinuteStats(db());
     expect((await b('GET', '/api/v1/status')).body.messages.total).toBe(3);
     expect((await b('GET', '/metrics/prometheus')).text).toContain(GROUP_B);
     for (const path of [
-      '/api/v1/status', `/api/v1/status?queue=${enc(QUEUE_B)}`, '/api/v1/status/queues', '/api/v1/status/analytics',
-      '/api/v1/analytics/queue-ops', `/api/v1/analytics/queue-ops?queue=${enc(QUEUE_B)}`, '/api/v1/analytics/queue-lag',
-      '/api/v1/analytics/retention', '/api/v1/analytics/worker-metrics', '/metrics/prometheus', '/metrics',
+      '/api/v1/status',
+      `/api/v1/status?queue=${enc(QUEUE_B)}`,
+      '/api/v1/status/queues',
+      '/api/v1/status/analytics',
+      '/api/v1/analytics/queue-ops',
+      `/api/v1/analytics/queue-ops?queue=${enc(QUEUE_B)}`,
+      '/api/v1/analytics/queue-lag',
+      '/api/v1/analytics/retention',
+      '/api/v1/analytics/worker-metrics',
+      '/metrics/prometheus',
+      '/metrics',
     ]) {
       const res = await a('GET', path);
       expect([path, res.status]).toEqual([path, 200]);
@@ -124,7 +160,7 @@ describe('tenant A sees nothing of tenant B on the dashboard and metrics routes'
     expect(detail.text).not.toContain('tenant-b');
   });
 
-  it('maintenance switched on by A leaves B\'s pops and switches alone', async () => {
+  it("maintenance switched on by A leaves B's pops and switches alone", async () => {
     expect((await a('POST', '/api/v1/system/maintenance/pop', { enabled: true })).body.popMaintenanceMode).toBe(true);
     expect((await b('GET', '/api/v1/system/maintenance')).body).toMatchObject({ maintenanceMode: false, popMaintenanceMode: false });
     expect((await a('POST', '/api/v1/system/maintenance/pop', { enabled: false })).body.popMaintenanceMode).toBe(false);
@@ -132,9 +168,15 @@ describe('tenant A sees nothing of tenant B on the dashboard and metrics routes'
 });
 
 describe('tenant A cannot change tenant B', () => {
-  it('acks, lease extensions and transactions aimed at B\'s lease and partition change nothing', async () => {
+  it("acks, lease extensions and transactions aimed at B's lease and partition change nothing", async () => {
     const before = await snapshotB();
-    const ack = { transactionId: bData.leasedTxn, partitionId: bData.partitionId, leaseId: bData.leaseId, consumerGroup: GROUP_B, status: 'completed' };
+    const ack = {
+      transactionId: bData.leasedTxn,
+      partitionId: bData.partitionId,
+      leaseId: bData.leaseId,
+      consumerGroup: GROUP_B,
+      status: 'completed',
+    };
     const single = await a('POST', '/api/v1/ack', ack);
     expect(single.status).not.toBe(403);
     expect(single.status === 404 || single.body?.success === false || single.body?.[0]?.success === false).toBe(true);
@@ -145,7 +187,10 @@ describe('tenant A cannot change tenant B', () => {
       expect(byOffset.status).not.toBe(403);
       expect(byOffset.status === 404 || byOffset.body?.[0]?.success === false).toBe(true);
     }
-    const batch = await a('POST', '/api/v1/ack/batch', { consumerGroup: GROUP_B, acknowledgments: [ack, { ...ack, transactionId: bData.pendingTxn, status: 'failed' }] });
+    const batch = await a('POST', '/api/v1/ack/batch', {
+      consumerGroup: GROUP_B,
+      acknowledgments: [ack, { ...ack, transactionId: bData.pendingTxn, status: 'failed' }],
+    });
     expect(batch.status).not.toBe(403);
     if (batch.status === 200) expect(batch.body.every((r: any) => r.success === false)).toBe(true);
     const extend = await a('POST', `/api/v1/lease/${bData.leaseId}/extend`, { seconds: 3600 });
@@ -157,7 +202,7 @@ describe('tenant A cannot change tenant B', () => {
     expect(await snapshotB()).toEqual(before);
   });
 
-  it('DLQ retry and delete aimed at B\'s DLQ row change nothing', async () => {
+  it("DLQ retry and delete aimed at B's DLQ row change nothing", async () => {
     const before = await snapshotB();
     expect(before.dlq).toHaveLength(1);
     expect((await a('POST', `/api/v1/messages/${bData.partitionId}/${bData.dlqTxn}/retry`, {})).status).toBe(404);
@@ -166,9 +211,14 @@ describe('tenant A cannot change tenant B', () => {
     expect(await snapshotB()).toEqual(before);
   });
 
-  it('traces, subscription updates and partition seeks aimed at B\'s partition and group change nothing', async () => {
+  it("traces, subscription updates and partition seeks aimed at B's partition and group change nothing", async () => {
     const before = await snapshotB();
-    const trace = await a('POST', '/api/v1/traces', { transactionId: bData.leasedTxn, partitionId: bData.partitionId, traceNames: ['b-flow'], data: { owner: 'a' } });
+    const trace = await a('POST', '/api/v1/traces', {
+      transactionId: bData.leasedTxn,
+      partitionId: bData.partitionId,
+      traceNames: ['b-flow'],
+      data: { owner: 'a' },
+    });
     expect([trace.status, trace.body.code]).toEqual([404, 'partition_not_found']);
     const sub = await a('POST', `/api/v1/consumer-groups/${GROUP_B}/subscription`, { subscriptionTimestamp: '2000-01-01T00:00:00Z' });
     expect(sub.body.rowsUpdated).toBe(0);
@@ -177,7 +227,7 @@ describe('tenant A cannot change tenant B', () => {
     expect(await snapshotB()).toEqual(before);
   });
 
-  it('seek, group delete and queue delete aimed at B\'s names change nothing', async () => {
+  it("seek, group delete and queue delete aimed at B's names change nothing", async () => {
     const before = await snapshotB();
     expect(before.queues).toHaveLength(1);
     for (const body of [{ toEnd: true }, { timestamp: '2000-01-01T00:00:00Z' }, { offset: 0, partition: 'p1' }]) {
@@ -193,8 +243,8 @@ describe('tenant A cannot change tenant B', () => {
   });
 });
 
-describe('tenant A\'s pops of B\'s names', () => {
-  it('A\'s pops never deliver B\'s messages', async () => {
+describe("tenant A's pops of B's names", () => {
+  it("A's pops never deliver B's messages", async () => {
     const before = await snapshotB();
     for (const path of [
       `/api/v1/pop/queue/${enc(QUEUE_B)}?consumerGroup=other`,
@@ -211,11 +261,13 @@ describe('tenant A\'s pops of B\'s names', () => {
 });
 
 describe('two tenants may own the same queue name', () => {
-  it('A configures, pushes to and pops its own queue of B\'s name without touching B\'s', async () => {
+  it("A configures, pushes to and pops its own queue of B's name without touching B's", async () => {
     const before = await snapshotB();
     const configured = await a('POST', '/api/v1/configure', { queue: QUEUE_B, options: { leaseTime: 17, retryLimit: 0 } });
     expect(configured.status).toBe(200);
-    const pushed = await a('POST', '/api/v1/push', { items: [{ queue: QUEUE_B, partition: 'p1', transactionId: bData.dlqTxn, payload: { owner: 'a' } }] });
+    const pushed = await a('POST', '/api/v1/push', {
+      items: [{ queue: QUEUE_B, partition: 'p1', transactionId: bData.dlqTxn, payload: { owner: 'a' } }],
+    });
     expect(pushed.status).toBe(201);
     expect(pushed.body[0]).toMatchObject({ status: 'queued', offset: 0 });
     expect(pushed.body[0].partition_id).not.toBe(bData.partitionId);
@@ -242,19 +294,29 @@ describe('two tenants may own the same queue name', () => {
 describe('producer identity', () => {
   it('the token subject comes back as producerSub on pop and in the DLQ, and a body producerSub is ignored', async () => {
     const bRw = await callerFor(db, 'tenant-b', 'bob-service', { role: 'read-write' });
-    const pushed = await bRw('POST', '/api/v1/push', { items: [{ queue: 'psub', transactionId: 'ps-1', payload: 1, producerSub: 'mallory' }] });
+    const pushed = await bRw('POST', '/api/v1/push', {
+      items: [{ queue: 'psub', transactionId: 'ps-1', payload: 1, producerSub: 'mallory' }],
+    });
     expect(pushed.status).toBe(201);
     const popped = await bRw('GET', '/api/v1/pop/queue/psub');
     expect(popped.body.messages[0].producerSub).toBe('bob-service');
     const m = popped.body.messages[0];
-    await bRw('POST', '/api/v1/ack', { transactionId: m.transactionId, partitionId: m.partitionId, leaseId: m.leaseId, status: 'dlq', error: 'x' });
+    await bRw('POST', '/api/v1/ack', {
+      transactionId: m.transactionId,
+      partitionId: m.partitionId,
+      leaseId: m.leaseId,
+      status: 'dlq',
+      error: 'x',
+    });
     const dlq = await b('GET', '/api/v1/dlq?queue=psub');
     expect(dlq.body.messages.map((r: any) => r.producerSub)).toEqual(['bob-service']);
   });
 
   it('a push inside a transaction also stores the token subject', async () => {
     const bRw = await callerFor(db, 'tenant-b', 'bob-batch', { role: 'read-write' });
-    const res = await bRw('POST', '/api/v1/transaction', { operations: [{ type: 'push', items: [{ queue: 'psub-txn', payload: 1, producerSub: 'mallory' }] }] });
+    const res = await bRw('POST', '/api/v1/transaction', {
+      operations: [{ type: 'push', items: [{ queue: 'psub-txn', payload: 1, producerSub: 'mallory' }] }],
+    });
     expect(res.body.success).toBe(true);
     expect((await bRw('GET', '/api/v1/pop/queue/psub-txn')).body.messages[0].producerSub).toBe('bob-batch');
   });

@@ -58,7 +58,12 @@ export function testClient(db: Database | (() => Database), options: ClientOptio
     push,
     /** One segment of `count` messages {n: start + i} with transactionIds txn(start + i). */
     pushNumbered: (queue: string, partition: string, count: number, txn = (i: number) => `${partition}-${i}`, start = 0) =>
-      push(queue, partition, Array.from({ length: count }, (_, i) => ({ n: start + i })), Array.from({ length: count }, (_, i) => txn(start + i))),
+      push(
+        queue,
+        partition,
+        Array.from({ length: count }, (_, i) => ({ n: start + i })),
+        Array.from({ length: count }, (_, i) => txn(start + i)),
+      ),
     /** One push request (one segment) per entry, each entry a list of payloads. */
     async pushSegments(queue: string, segments: unknown[][], partition = 'Default') {
       for (const payloads of segments) await push(queue, partition, payloads);

@@ -52,7 +52,8 @@ export interface Started {
 
 export function start(cwd: string, how: 'npm' | 'node', env: Record<string, string>): Started {
   // Absolute paths, so any folder can be the working directory (where ./.queen lands).
-  const [command, args] = how === 'npm' ? ['npm', ['start']] : [process.execPath, ['--import', import.meta.resolve('tsx'), join(root, 'server.ts')]];
+  const [command, args] =
+    how === 'npm' ? ['npm', ['start']] : [process.execPath, ['--import', import.meta.resolve('tsx'), join(root, 'server.ts')]];
   const child = spawn(command, args as string[], {
     cwd,
     detached: true,

@@ -8,7 +8,9 @@ export default class SkippedReporter implements Reporter {
     if (testMode() === 'pg') return;
     const skipped = modules.reduce((n, m) => n + [...m.children.allTests('skipped')].length, 0);
     if (skipped > 0) {
-      process.stdout.write(`\n${skipped} test(s) skipped on PGlite: the concurrency, restart, Lambda, workerd and previous-release tests need a real PostgreSQL; run them with npm run test:pg\n`);
+      process.stdout.write(
+        `\n${skipped} test(s) skipped on PGlite: the concurrency, restart, Lambda, workerd and previous-release tests need a real PostgreSQL; run them with npm run test:pg\n`,
+      );
     }
   }
 }

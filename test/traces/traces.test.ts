@@ -32,7 +32,11 @@ describe('POST /api/v1/traces', () => {
   it('stores a trace for a popped message and reads it back by message, oldest first, names sorted', async () => {
     const pop = await popped(api, 'tr-basic', 2, 'billing');
     const [m0] = pop.messages;
-    const first = await api.call('POST', '/api/v1/traces', traceOf(m0!, { traceNames: ['order-17', 'tenant-acme'], eventType: 'step', data: { text: 'charged card', amount: 1299 } }, 'billing'));
+    const first = await api.call(
+      'POST',
+      '/api/v1/traces',
+      traceOf(m0!, { traceNames: ['order-17', 'tenant-acme'], eventType: 'step', data: { text: 'charged card', amount: 1299 } }, 'billing'),
+    );
     expect(first.status).toBe(201);
     expect(first.body).toEqual({ success: true, traceId: expect.stringMatching(/^[0-9a-f-]{36}$/), offset: 0 });
     const second = await api.call('POST', '/api/v1/traces', traceOf(m0!, { traceNames: 'order-17', data: { text: 'shipped' } }, 'billing'));
@@ -62,7 +66,12 @@ describe('POST /api/v1/traces', () => {
 
   it('defaults the group and event type, collapses duplicate names and drops empty ones', async () => {
     const [m] = (await popped(api, 'tr-defaults', 1)).messages;
-    const res = await api.call('POST', '/api/v1/traces', { transactionId: m!.transactionId, partitionId: m!.partitionId, data: null, traceNames: ['a', '', 'a', 'b'] });
+    const res = await api.call('POST', '/api/v1/traces', {
+      transactionId: m!.transactionId,
+      partitionId: m!.partitionId,
+      data: null,
+      traceNames: ['a', '', 'a', 'b'],
+    });
     expect(res.status).toBe(201);
     const [t] = (await api.call('GET', `/api/v1/traces/${m!.partitionId}/${m!.transactionId}`)).body.traces;
     expect(t).toMatchObject({ consumer_group: '__QUEUE_MODE__', event_type: 'info', data: null, trace_names: ['a', 'b'] });
@@ -102,7 +111,7 @@ describe('POST /api/v1/traces', () => {
     expect(await rows('message_traces')).toBe(before);
   });
 
-  it('answers 404 for an unknown partition and for another tenant\'s, and keeps tenants\' traces apart', async () => {
+  it("answers 404 for an unknown partition and for another tenant's, and keeps tenants' traces apart", async () => {
     const [m] = (await popped(api, 'tr-tenant', 1)).messages;
     await api.call('POST', '/api/v1/traces', traceOf(m!, { traceNames: ['shared-name'], data: { owner: 'default' } }));
     const acme = testClient(db, { as: { tenant: 'acme' } });
@@ -140,7 +149,11 @@ describe('GET /api/v1/traces/by-name/:name and /traces/names', () => {
     const page = await api.call('GET', '/api/v1/traces/by-name/flow-x?limit=2&offset=1');
     expect(page.body.traces.map((t: { data: { step: number } }) => t.data.step)).toEqual([1, 2]);
     expect([page.body.total, page.body.pagination]).toEqual([3, { limit: 2, offset: 1 }]);
-    expect((await api.call('GET', '/api/v1/traces/by-name/nobody')).body).toEqual({ traces: [], total: 0, pagination: { limit: 100, offset: 0 } });
+    expect((await api.call('GET', '/api/v1/traces/by-name/nobody')).body).toEqual({
+      traces: [],
+      total: 0,
+      pagination: { limit: 100, offset: 0 },
+    });
   });
 
   it('lists names with how many traces and distinct messages carry each, most recent first', async () => {
@@ -150,23 +163,35 @@ describe('GET /api/v1/traces/by-name/:name and /traces/names', () => {
     const res = await api.call('GET', '/api/v1/traces/names?limit=500');
     expect(res.status).toBe(200);
     const byName = Object.fromEntries(res.body.trace_names.map((n: { trace_name: string }) => [n.trace_name, n]));
-    expect(byName['names-a']).toEqual({ trace_name: 'names-a', trace_count: 3, message_count: 2, last_seen: expect.stringMatching(ISO_MS) });
+    expect(byName['names-a']).toEqual({
+      trace_name: 'names-a',
+      trace_count: 3,
+      message_count: 2,
+      last_seen: expect.stringMatching(ISO_MS),
+    });
     expect(byName['names-b']).toMatchObject({ trace_count: 1, message_count: 1 });
     expect(res.body.trace_names[0].trace_name).toBe('names-b');
     expect(res.body.total).toBe(res.body.trace_names.length);
-    const [{ n }] = (await db().query<{ n: string }>("SELECT count(DISTINCT trace_name) AS n FROM queen.message_trace_names WHERE tenant_id = 'default'")) as [{ n: string }];
+    const [{ n }] = (await db().query<{ n: string }>(
+      "SELECT count(DISTINCT trace_name) AS n FROM queen.message_trace_names WHERE tenant_id = 'default'",
+    )) as [{ n: string }];
     expect(res.body.total).toBe(Number(n));
     expect((await api.call('GET', '/api/v1/traces/names?limit=1')).body.trace_names).toHaveLength(1);
   });
 
-  it.each(['/api/v1/traces/names?limit=0', '/api/v1/traces/names?offset=-1', '/api/v1/traces/by-name/x?limit=1001', '/api/v1/traces/by-name/x?limit=ten', '/api/v1/traces/names?offset=2147483648', '/api/v1/traces/abc/t', '/api/v1/traces/1/t%00'])(
-    'answers %s with a 400',
-    async (path) => {
-      const res = await api.call('GET', path);
-      expect(res.status).toBe(400);
-      expect(res.body.error).toMatch(/must/);
-    },
-  );
+  it.each([
+    '/api/v1/traces/names?limit=0',
+    '/api/v1/traces/names?offset=-1',
+    '/api/v1/traces/by-name/x?limit=1001',
+    '/api/v1/traces/by-name/x?limit=ten',
+    '/api/v1/traces/names?offset=2147483648',
+    '/api/v1/traces/abc/t',
+    '/api/v1/traces/1/t%00',
+  ])('answers %s with a 400', async (path) => {
+    const res = await api.call('GET', path);
+    expect(res.status).toBe(400);
+    expect(res.body.error).toMatch(/must/);
+  });
 });
 
 describe('trace retention and deletion', () => {
@@ -208,7 +233,12 @@ describe('the hot path never touches the trace tables', () => {
           ).map((s) => [s.relname, Number(s.n)]),
         );
       const before = await counters();
-      const inTx: Database = { driver: db().driver, query: (text, params) => tx.query(text, params), transaction: (fn) => fn(tx), close: async () => {} };
+      const inTx: Database = {
+        driver: db().driver,
+        query: (text, params) => tx.query(text, params),
+        transaction: (fn) => fn(tx),
+        close: async () => {},
+      };
       await work(testClient(inTx));
       const after = await counters();
       return Object.fromEntries(Object.entries(after).map(([table, n]) => [table, n - (before[table] ?? 0)]));

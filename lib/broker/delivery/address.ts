@@ -6,7 +6,8 @@ const BLOCKED_NAMES = new Set(['localhost', 'metadata.google.internal', 'metadat
 /** Why a host name is refused before any lookup, or null. */
 export function blockedHostName(host: string): string | null {
   const name = host.toLowerCase().replace(/\.$/, '');
-  if (BLOCKED_NAMES.has(name) || name.endsWith('.localhost')) return name === 'localhost' || name.endsWith('.localhost') ? 'loopback' : 'cloud metadata';
+  if (BLOCKED_NAMES.has(name) || name.endsWith('.localhost'))
+    return name === 'localhost' || name.endsWith('.localhost') ? 'loopback' : 'cloud metadata';
   return null;
 }
 
@@ -32,10 +33,14 @@ const IPV4_RANGES: [string, number, string][] = [
   ['224.0.0.0', 4, 'multicast'],
   ['240.0.0.0', 4, 'reserved'],
 ];
-const IPV4_TABLE = IPV4_RANGES.map(([base, bits, why]) => ({ base: parseIpv4(base)!, mask: bits === 0 ? 0 : (~0 << (32 - bits)) >>> 0, why }));
+const IPV4_TABLE = IPV4_RANGES.map(([base, bits, why]) => ({
+  base: parseIpv4(base)!,
+  mask: bits === 0 ? 0 : (~0 << (32 - bits)) >>> 0,
+  why,
+}));
 
 function blockedIpv4(ip: number): string | null {
-  for (const r of IPV4_TABLE) if (((ip & r.mask) >>> 0) === r.base) return r.why;
+  for (const r of IPV4_TABLE) if ((ip & r.mask) >>> 0 === r.base) return r.why;
   return null;
 }
 

@@ -34,7 +34,10 @@ const modules = Promise.all([import('node:dns'), import('node:http'), import('no
     });
   };
   const agents = {
-    checked: { 'http:': new http.Agent({ keepAlive: true, lookup: checkedLookup }), 'https:': new https.Agent({ keepAlive: true, lookup: checkedLookup }) },
+    checked: {
+      'http:': new http.Agent({ keepAlive: true, lookup: checkedLookup }),
+      'https:': new https.Agent({ keepAlive: true, lookup: checkedLookup }),
+    },
     open: { 'http:': new http.Agent({ keepAlive: true }), 'https:': new https.Agent({ keepAlive: true }) },
   };
   return { dns, request: { 'http:': http.request, 'https:': https.request }, agents };
@@ -69,7 +72,12 @@ export async function postNode(url: string, init: DeliveryRequest): Promise<RawA
         let size = 0;
         const done = (truncated: boolean) => {
           const retryAfter = res.headers['retry-after'];
-          resolve({ status: res.statusCode ?? 0, retryAfter: typeof retryAfter === 'string' ? retryAfter : null, body: joinChunks(chunks, size), truncated });
+          resolve({
+            status: res.statusCode ?? 0,
+            retryAfter: typeof retryAfter === 'string' ? retryAfter : null,
+            body: joinChunks(chunks, size),
+            truncated,
+          });
         };
         res.on('data', (chunk: Buffer) => {
           chunks.push(chunk);

@@ -31,7 +31,10 @@ const RULE =
 const notAllowed = (why: string) => new QueenError(400, 'url_not_allowed', `${why}. ${RULE}`);
 
 /** Node resolves names (and connects only to checked addresses); workerd has no DNS API and Cloudflare refuses private targets itself. */
-const onNode = typeof process !== 'undefined' && !!process.versions?.node && (globalThis as { navigator?: { userAgent?: string } }).navigator?.userAgent !== 'Cloudflare-Workers';
+const onNode =
+  typeof process !== 'undefined' &&
+  !!process.versions?.node &&
+  (globalThis as { navigator?: { userAgent?: string } }).navigator?.userAgent !== 'Cloudflare-Workers';
 
 /** What is wrong with a URL before any lookup (scheme, name, literal address), or null. */
 export function staticUrlProblem(url: string, allowPrivate: boolean): string | null {

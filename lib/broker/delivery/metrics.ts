@@ -48,15 +48,30 @@ export async function subscriptionFamilies(db: Queryable, tenant: string, groups
         { labels: { ...labels(s), outcome: 'dead_lettered' }, value: Number(s.dead_lettered) },
       ]),
     },
-    { name: 'queen_subscription_failed_attempts_total', type: 'counter', help: 'Delivery attempts that failed (charged to the retry budget).', samples: each((s) => Number(s.failed_attempts)) },
-    { name: 'queen_subscription_lag_messages', type: 'gauge', help: "Messages the subscription has not delivered yet (its consumer group's lag).", samples: each((s) => group(s)?.lag ?? 0) },
+    {
+      name: 'queen_subscription_failed_attempts_total',
+      type: 'counter',
+      help: 'Delivery attempts that failed (charged to the retry budget).',
+      samples: each((s) => Number(s.failed_attempts)),
+    },
+    {
+      name: 'queen_subscription_lag_messages',
+      type: 'gauge',
+      help: "Messages the subscription has not delivered yet (its consumer group's lag).",
+      samples: each((s) => group(s)?.lag ?? 0),
+    },
     {
       name: 'queen_subscription_oldest_undelivered_age_seconds',
       type: 'gauge',
       help: 'Age of the oldest message the subscription has not delivered; 0 when caught up.',
       samples: each((s) => group(s)?.oldestAgeSeconds ?? 0),
     },
-    { name: 'queen_subscription_in_flight_partitions', type: 'gauge', help: 'Partitions with a batch sent to the endpoint and not yet settled.', samples: each((s) => Number(s.in_flight)) },
+    {
+      name: 'queen_subscription_in_flight_partitions',
+      type: 'gauge',
+      help: 'Partitions with a batch sent to the endpoint and not yet settled.',
+      samples: each((s) => Number(s.in_flight)),
+    },
     {
       name: 'queen_subscription_paused',
       type: 'gauge',

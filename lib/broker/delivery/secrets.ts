@@ -25,10 +25,18 @@ export async function sealText(config: Pick<Config, 'encryptionKey'>, plain: str
 export async function openText(config: Pick<Config, 'encryptionKey'>, stored: string): Promise<string> {
   if (stored.startsWith(PLAIN)) return stored.slice(PLAIN.length);
   if (!stored.startsWith(SEALED)) {
-    throw new QueenError(500, 'invalid_sealed_value', 'A stored subscription secret or header set has an unknown format; rotate the secret and set the headers again.');
+    throw new QueenError(
+      500,
+      'invalid_sealed_value',
+      'A stored subscription secret or header set has an unknown format; rotate the secret and set the headers again.',
+    );
   }
   if (!config.encryptionKey) {
-    throw new QueenError(500, 'encryption_key_missing', 'Subscription secrets were sealed with QUEEN_ENCRYPTION_KEY, which is not set now; set it to the key they were sealed with.');
+    throw new QueenError(
+      500,
+      'encryption_key_missing',
+      'Subscription secrets were sealed with QUEEN_ENCRYPTION_KEY, which is not set now; set it to the key they were sealed with.',
+    );
   }
   const key = await importEncryptionKey(config.encryptionKey);
   return new TextDecoder().decode(await decryptPayload(key, fromBase64(stored.slice(SEALED.length))));

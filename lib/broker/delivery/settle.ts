@@ -39,11 +39,19 @@ const STATUSES: Record<string, AckStatus> = { completed: 'completed', success: '
 const RANK: Record<AckStatus, number> = { completed: 0, retry: 1, failed: 2, dlq: 3 };
 
 /** What the answer means for the batch (docs/delivery.md#the-answer). */
-export function settlementOf(batch: DeliveryBatch, messages: readonly ClaimedMessage[], answer: EndpointAnswer, random = Math.random): Settlement {
+export function settlementOf(
+  batch: DeliveryBatch,
+  messages: readonly ClaimedMessage[],
+  answer: EndpointAnswer,
+  random = Math.random,
+): Settlement {
   const { from, batchEnd } = batch.range;
   const status = answer.status;
   if (status !== null && status >= 200 && status < 300) {
-    const acks = [...answerAcks(answer.fullBody, messages, from, batchEnd), { offset: batchEnd, status: 'completed' as const, error: null }];
+    const acks = [
+      ...answerAcks(answer.fullBody, messages, from, batchEnd),
+      { offset: batchEnd, status: 'completed' as const, error: null },
+    ];
     const signal = lowestSignal(acks);
     const n = signal?.offset === from ? batch.attempt : 1;
     return { outcome: 'delivered', acks, retryMs: signal?.status === 'failed' ? backoffMs(batch, n, random) : null, error: null };
@@ -71,7 +79,8 @@ function answerAcks(body: string | null, messages: readonly ClaimedMessage[], fr
   const acks: AckPlan[] = [];
   for (const item of list as Record<string, unknown>[]) {
     const status = typeof item?.status === 'string' ? STATUSES[item.status] : undefined;
-    const offset = typeof item?.offset === 'number' ? item.offset : typeof item?.transactionId === 'string' ? byTxn.get(item.transactionId) : undefined;
+    const offset =
+      typeof item?.offset === 'number' ? item.offset : typeof item?.transactionId === 'string' ? byTxn.get(item.transactionId) : undefined;
     if (!status || offset === undefined || !Number.isInteger(offset) || offset < from || offset > to) continue;
     acks.push({ offset, status, error: typeof item.error === 'string' ? item.error.slice(0, 1024) : null });
   }
@@ -88,10 +97,32 @@ function lowestSignal(acks: readonly AckPlan[]): AckPlan | undefined {
 }
 
 const SETTLE_SQL = `SELECT * FROM queen.delivery_settle(${namedArgs(
-  'p_tenant', 'p_subscription', 'p_group', 'p_partition', 'p_lease', 'p_webhook_id',
-  'p_from', 'p_to', 'p_attempt', 'p_outcome', 'p_retry_ms', 'p_status', 'p_error',
-  'p_latency_ms', 'p_response', 'p_offsets', 'p_statuses', 'p_errors',
-  'f_offsets', 'f_message_ids', 'f_txns', 'f_traces', 'f_subs', 'f_payloads', 'f_encrypted', 'f_created',
+  'p_tenant',
+  'p_subscription',
+  'p_group',
+  'p_partition',
+  'p_lease',
+  'p_webhook_id',
+  'p_from',
+  'p_to',
+  'p_attempt',
+  'p_outcome',
+  'p_retry_ms',
+  'p_status',
+  'p_error',
+  'p_latency_ms',
+  'p_response',
+  'p_offsets',
+  'p_statuses',
+  'p_errors',
+  'f_offsets',
+  'f_message_ids',
+  'f_txns',
+  'f_traces',
+  'f_subs',
+  'f_payloads',
+  'f_encrypted',
+  'f_created',
 )})`;
 
 // PostgreSQL text cannot hold U+0000, which an endpoint's answer may.

@@ -65,7 +65,11 @@ const defaults = (): SubscriptionOptions => ({
 
 function checkRetryRange(o: Pick<SubscriptionOptions, 'retryBaseMs' | 'retryMaxMs'>): void {
   if (o.retryMaxMs < o.retryBaseMs) {
-    throw new QueenError(400, 'invalid_request', `options.retryMaxMs (${o.retryMaxMs}) must be at least options.retryBaseMs (${o.retryBaseMs}).`);
+    throw new QueenError(
+      400,
+      'invalid_request',
+      `options.retryMaxMs (${o.retryMaxMs}) must be at least options.retryBaseMs (${o.retryBaseMs}).`,
+    );
   }
 }
 
@@ -103,8 +107,25 @@ export async function createSubscription(db: Database, ctx: DeliveryContext, req
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)
        ON CONFLICT (queue_id, name) DO NOTHING
        RETURNING ${SUBSCRIPTION_COLUMNS}, $17::text AS queue`,
-      [uuidv7(), ctx.tenant, queue!.id, req.name, req.consumerGroup, req.url, o.batchSize, o.maxInFlight, o.timeoutMs,
-        o.rateLimit, o.retryBaseMs, o.retryMaxMs, o.subscriptionMode, o.disableAfterMs, sealedHeaders, sealedSecret, req.queue],
+      [
+        uuidv7(),
+        ctx.tenant,
+        queue!.id,
+        req.name,
+        req.consumerGroup,
+        req.url,
+        o.batchSize,
+        o.maxInFlight,
+        o.timeoutMs,
+        o.rateLimit,
+        o.retryBaseMs,
+        o.retryMaxMs,
+        o.subscriptionMode,
+        o.disableAfterMs,
+        sealedHeaders,
+        sealedSecret,
+        req.queue,
+      ],
     );
     if (inserted.length === 0) throw subscriptionExists(req, { name: req.name, consumer_group: '' });
     return inserted[0]!;
@@ -119,7 +140,11 @@ function subscriptionExists(req: NewSubscription, taken: { name: string; consume
     taken.name === req.name
       ? `Queue "${req.queue}" already has a subscription named "${req.name}"`
       : `Subscription "${taken.name}" already delivers consumer group "${req.consumerGroup}" of queue "${req.queue}"`;
-  return new QueenError(409, 'subscription_exists', `${why}; choose another name or consumerGroup, or change it with PATCH /api/v1/subscriptions/:id.`);
+  return new QueenError(
+    409,
+    'subscription_exists',
+    `${why}; choose another name or consumerGroup, or change it with PATCH /api/v1/subscriptions/:id.`,
+  );
 }
 
 /** The subscription row of this tenant, locked for a change. */
@@ -134,7 +159,12 @@ async function lockSubscription(tx: Queryable, tenant: string, id: string): Prom
 }
 
 /** PATCH: url, options and state; resuming clears the pause reason and the failing streak. */
-export async function updateSubscription(db: Database, ctx: DeliveryContext, id: string, change: SubscriptionChange): Promise<Subscription> {
+export async function updateSubscription(
+  db: Database,
+  ctx: DeliveryContext,
+  id: string,
+  change: SubscriptionChange,
+): Promise<Subscription> {
   if (change.url !== undefined) await checkUrl(ctx, change.url);
   const { headers, ...ranged } = change.options;
   const sealedHeaders = headers === undefined ? null : await sealText(ctx.config, JSON.stringify(headers));
@@ -153,8 +183,20 @@ export async function updateSubscription(db: Database, ctx: DeliveryContext, id:
           updated_at = now()
         WHERE s.id = $1
         RETURNING ${SUBSCRIPTION_COLUMNS}, $12::text AS queue`,
-      [id, change.url ?? null, ranged.batchSize ?? null, ranged.maxInFlight ?? null, ranged.timeoutMs ?? null, ranged.rateLimit ?? null,
-        ranged.retryBaseMs ?? null, ranged.retryMaxMs ?? null, ranged.disableAfterMs ?? null, sealedHeaders, change.state ?? null, current.queue],
+      [
+        id,
+        change.url ?? null,
+        ranged.batchSize ?? null,
+        ranged.maxInFlight ?? null,
+        ranged.timeoutMs ?? null,
+        ranged.rateLimit ?? null,
+        ranged.retryBaseMs ?? null,
+        ranged.retryMaxMs ?? null,
+        ranged.disableAfterMs ?? null,
+        sealedHeaders,
+        change.state ?? null,
+        current.queue,
+      ],
     );
     return updated!;
   });
@@ -186,9 +228,14 @@ export async function rotateSecret(db: Database, ctx: DeliveryContext, id: strin
 }
 
 /** The secrets that sign a delivery now: the current one, then the previous one while it is valid. */
-export async function signingSecrets(config: Config, row: { secret: string; previous_secret: string | null; previous_secret_until: Date | null }, now = new Date()): Promise<string[]> {
+export async function signingSecrets(
+  config: Config,
+  row: { secret: string; previous_secret: string | null; previous_secret_until: Date | null },
+  now = new Date(),
+): Promise<string[]> {
   const secrets = [await openText(config, row.secret)];
-  if (row.previous_secret && row.previous_secret_until && row.previous_secret_until > now) secrets.push(await openText(config, row.previous_secret));
+  if (row.previous_secret && row.previous_secret_until && row.previous_secret_until > now)
+    secrets.push(await openText(config, row.previous_secret));
   return secrets;
 }
 

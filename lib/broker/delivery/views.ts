@@ -139,7 +139,12 @@ type PositionRow = {
  * routes' own figures) and the dispatcher's state there: the batch in a request now, and when a
  * batch that failed or was throttled goes again.
  */
-export async function groupPositions(db: Queryable, subscriptionId: string, queueId: string, group: string): Promise<SubscriptionPartition[]> {
+export async function groupPositions(
+  db: Queryable,
+  subscriptionId: string,
+  queueId: string,
+  group: string,
+): Promise<SubscriptionPartition[]> {
   const rows = await db.query<PositionRow>(
     `SELECT g.partition_id, p.name AS partition, g.lag,
             GREATEST(g.in_flight, CASE WHEN sp.lease_until > now() THEN sp.to_offset - sp.from_offset + 1 ELSE 0 END) AS in_flight,
@@ -171,11 +176,18 @@ const ROW_OF_TENANT = `SELECT ${SUBSCRIPTION_COLUMNS}, q.name AS queue FROM quee
 export async function listSubscriptions(db: Queryable, ctx: ReadContext, req: { queue?: string }) {
   const { tenant, config } = ctx;
   const { queue } = req;
-  const rows = await db.query<SubscriptionRow>(`${ROW_OF_TENANT} AND ($2::text IS NULL OR q.name = $2) ORDER BY q.name, s.name`, [tenant, queue ?? null]);
+  const rows = await db.query<SubscriptionRow>(`${ROW_OF_TENANT} AND ($2::text IS NULL OR q.name = $2) ORDER BY q.name, s.name`, [
+    tenant,
+    queue ?? null,
+  ]);
   const subscriptions: SubscriptionListed[] = [];
   for (const r of rows) {
     const [last] = await listAttempts(db, r.id, { limit: 1 });
-    subscriptions.push({ ...(await subscriptionView(config, r)), ...total(await groupPositions(db, r.id, r.queue_id, r.consumer_group)), lastAttempt: last ?? null });
+    subscriptions.push({
+      ...(await subscriptionView(config, r)),
+      ...total(await groupPositions(db, r.id, r.queue_id, r.consumer_group)),
+      lastAttempt: last ?? null,
+    });
   }
   return { subscriptions };
 }

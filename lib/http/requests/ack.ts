@@ -10,7 +10,17 @@ import { nameSchema, QUEUE_MODE_GROUP, transactionIdSchema } from '../../broker/
 import type { Operation, TransactionRequest } from '../../broker/transaction.js';
 import { badRequest } from '../../errors.js';
 import type { BrokerEnv } from '../context.js';
-import { isObject, ownEntry, parsePartitionId, readJson, readText, requireObject, textSchema, validate, wholeNumberSchema } from './body.js';
+import {
+  isObject,
+  ownEntry,
+  parsePartitionId,
+  readJson,
+  readText,
+  requireObject,
+  textSchema,
+  validate,
+  wholeNumberSchema,
+} from './body.js';
 import { checkKeys, keySet } from './keys.js';
 import { parsePushItems } from './push.js';
 import { parseJsonRaw, type JsonPath } from './raw-json.js';
@@ -39,10 +49,16 @@ const ACK_HINTS = {
 };
 const ACK_KEYS = keySet(ACK_FIELDS, { required: ['transactionId', 'partitionId'], hints: ACK_HINTS });
 const ACK_OPERATION_KEYS = keySet(['type', ...ACK_FIELDS], { required: ['transactionId', 'partitionId'], hints: ACK_HINTS });
-const BATCH_KEYS = keySet(['acknowledgments', 'consumerGroup'], { required: ['acknowledgments'], hints: { acks: 'acknowledgments', items: 'acknowledgments', group: 'consumerGroup' } });
+const BATCH_KEYS = keySet(['acknowledgments', 'consumerGroup'], {
+  required: ['acknowledgments'],
+  hints: { acks: 'acknowledgments', items: 'acknowledgments', group: 'consumerGroup' },
+});
 const BATCH_OPERATION_KEYS = keySet(['type', 'acknowledgments', 'consumerGroup'], { hints: BATCH_KEYS.hints });
 const PUSH_OPERATION_KEYS = keySet(['type', 'items'], { required: ['items'], hints: { messages: 'items' } });
-const TRANSACTION_KEYS = keySet(['operations', 'requiredLeases'], { required: ['operations'], hints: { leases: 'requiredLeases', ops: 'operations' } });
+const TRANSACTION_KEYS = keySet(['operations', 'requiredLeases'], {
+  required: ['operations'],
+  hints: { leases: 'requiredLeases', ops: 'operations' },
+});
 
 const itemSchema = v.looseObject({
   transactionId: transactionIdSchema,
@@ -86,7 +102,8 @@ export function parseAckBatch(raw: unknown, path = 'body', keys = BATCH_KEYS): A
   if (!isObject(raw) || !Array.isArray(raw.acknowledgments)) {
     throw badRequest('invalid_request', `${path} must be {"consumerGroup"?, "acknowledgments": [...]}`);
   }
-  const group = raw.consumerGroup === undefined || raw.consumerGroup === null ? null : validate(nameSchema('consumerGroup'), raw.consumerGroup);
+  const group =
+    raw.consumerGroup === undefined || raw.consumerGroup === null ? null : validate(nameSchema('consumerGroup'), raw.consumerGroup);
   return raw.acknowledgments.map((item, i) => parseAckItem(item, `acknowledgments[${i}]`, group));
 }
 
@@ -110,10 +127,17 @@ export async function readTransaction(c: Context<BrokerEnv>): Promise<Transactio
 }
 
 // Queen's clients list the leases of the messages they ack here, deduplicated; absent is none.
-const requiredLeasesSchema = v.optional(v.nullable(v.array(v.string('requiredLeases must be an array of leaseId strings'), 'requiredLeases must be an array of leaseId strings')));
+const requiredLeasesSchema = v.optional(
+  v.nullable(v.array(v.string('requiredLeases must be an array of leaseId strings'), 'requiredLeases must be an array of leaseId strings')),
+);
 
 function parseRequiredLeases(body: unknown): string[] {
-  const leases = validate(requiredLeasesSchema, (body as { requiredLeases?: unknown } | null)?.requiredLeases, 'invalid_request', 'requiredLeases');
+  const leases = validate(
+    requiredLeasesSchema,
+    (body as { requiredLeases?: unknown } | null)?.requiredLeases,
+    'invalid_request',
+    'requiredLeases',
+  );
   return (leases ?? []).filter((l) => l !== '');
 }
 
@@ -132,7 +156,10 @@ export function parseOperations(body: unknown, limits: { maxMessageBytes: number
     }
     if (type === 'ack') {
       const batch = Array.isArray(op.acknowledgments);
-      return { type, items: batch ? parseAckBatch(op, path, BATCH_OPERATION_KEYS) : [parseAckItem(op, path, undefined, ACK_OPERATION_KEYS)] };
+      return {
+        type,
+        items: batch ? parseAckBatch(op, path, BATCH_OPERATION_KEYS) : [parseAckItem(op, path, undefined, ACK_OPERATION_KEYS)],
+      };
     }
     throw badRequest('invalid_request', `${path}.type must be "ack" or "push".`);
   });

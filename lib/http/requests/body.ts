@@ -100,11 +100,19 @@ export function wholeNumberSchema(what: string, min: number, max: number) {
 
 /** A string PostgreSQL text can hold (no U+0000), e.g. an ack's error message or a leaseId. */
 export const textSchema = (what: string) =>
-  v.pipe(v.string(`${what} must be a string`), v.check((s) => !s.includes('\u0000'), `${what} must not contain U+0000`));
+  v.pipe(
+    v.string(`${what} must be a string`),
+    v.check((s) => !s.includes('\u0000'), `${what} must not contain U+0000`),
+  );
 
 /** A whole number in [min, max] sent as text (a query string, a path): digits, an optional minus. */
 export const wholeNumberTextSchema = (what: string, min: number, max: number) =>
-  v.pipe(v.string(), v.regex(/^-?\d{1,20}$/, `${what} must be a whole number from ${min} to ${max}`), v.transform(Number), wholeNumberSchema(what, min, max));
+  v.pipe(
+    v.string(),
+    v.regex(/^-?\d{1,20}$/, `${what} must be a whole number from ${min} to ${max}`),
+    v.transform(Number),
+    wholeNumberSchema(what, min, max),
+  );
 
 /**
  * Validates with valibot; the first issue becomes a 400 naming the field's path, prefixed by
@@ -127,16 +135,32 @@ const ISO = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.\d+)?
 function isTimestamp(s: string): boolean {
   const m = ISO.exec(s);
   if (!m) return false;
-  const [year, month, day, hour = 0, minute = 0, second = 0, offsetHour = 0, offsetMinute = 0] = m.slice(1).map((x) => (x === undefined ? undefined : Number(x)));
+  const [year, month, day, hour = 0, minute = 0, second = 0, offsetHour = 0, offsetMinute = 0] = m
+    .slice(1)
+    .map((x) => (x === undefined ? undefined : Number(x)));
   const leap = year! % 4 === 0 && (year! % 100 !== 0 || year! % 400 === 0);
   const daysInMonth = month === 2 ? (leap ? 29 : 28) : [4, 6, 9, 11].includes(month!) ? 30 : 31;
   if (Number.isNaN(Date.parse(s))) return false;
-  return year! >= 1 && month! >= 1 && month! <= 12 && day! >= 1 && day! <= daysInMonth && hour <= 23 && minute <= 59 && second <= 59 && offsetHour <= 15 && offsetMinute <= 59;
+  return (
+    year! >= 1 &&
+    month! >= 1 &&
+    month! <= 12 &&
+    day! >= 1 &&
+    day! <= daysInMonth &&
+    hour <= 23 &&
+    minute <= 59 &&
+    second <= 59 &&
+    offsetHour <= 15 &&
+    offsetMinute <= 59
+  );
 }
 
 /** An ISO 8601 date or date-time string PostgreSQL will parse the same way. */
 export const timestampSchema = (what: string) =>
-  v.pipe(v.string(`${what} must be an ISO 8601 string`), v.check(isTimestamp, `${what} must be an ISO 8601 date-time like 2026-01-31T12:00:00Z`));
+  v.pipe(
+    v.string(`${what} must be an ISO 8601 string`),
+    v.check(isTimestamp, `${what} must be an ISO 8601 date-time like 2026-01-31T12:00:00Z`),
+  );
 
 /** A listing's `from` and `to` query parameters, to spread into its query schema. */
 export const windowParams = {
@@ -151,7 +175,8 @@ export const pageParams = (maxLimit: number, defaultLimit: number, maxOffset: nu
 });
 
 /** The query string without its empty parameters, which count as absent. */
-export const presentQuery = (query: Record<string, string>) => Object.fromEntries(Object.entries(query).filter(([, value]) => value !== ''));
+export const presentQuery = (query: Record<string, string>) =>
+  Object.fromEntries(Object.entries(query).filter(([, value]) => value !== ''));
 
 /** A partition id as push and pop return it: a positive integer, sent as a string or a number. */
 export function parsePartitionId(raw: unknown): string {

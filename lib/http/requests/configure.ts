@@ -10,7 +10,17 @@ import type { SubscriptionUpdate } from '../../broker/consumer-groups.js';
 import type { PartitionSeekRequest, SeekRequest, SeekTarget } from '../../broker/seek.js';
 import { badRequest } from '../../errors.js';
 import type { BrokerEnv } from '../context.js';
-import { flag, isObject, objectSchema, presentQuery, readJson, timestampSchema, validate, wholeNumberSchema, wholeNumberTextSchema } from './body.js';
+import {
+  flag,
+  isObject,
+  objectSchema,
+  presentQuery,
+  readJson,
+  timestampSchema,
+  validate,
+  wholeNumberSchema,
+  wholeNumberTextSchema,
+} from './body.js';
 import { checkKeys, keySet, nearestKey } from './keys.js';
 
 /** A name in the route, e.g. `:queue`; `what` names it in the error. */
@@ -36,7 +46,12 @@ const bodySchema = v.object({
 // mistake that otherwise configures the defaults, so it is pointed under options.
 const CONFIGURE_KEYS = keySet(['queue', 'namespace', 'task', 'options'], {
   required: ['queue'],
-  hints: { ...Object.fromEntries(OPTION_NAMES.map((name) => [name, `options.${name}`])), name: 'queue', queueName: 'queue', config: 'options' },
+  hints: {
+    ...Object.fromEntries(OPTION_NAMES.map((name) => [name, `options.${name}`])),
+    name: 'queue',
+    queueName: 'queue',
+    config: 'options',
+  },
 });
 const OPTION_KEYS = keySet(OPTION_NAMES);
 

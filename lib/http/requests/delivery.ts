@@ -39,9 +39,13 @@ const headerName = (n: string) => n.toLowerCase();
 const headersSchema = v.pipe(
   v.custom<Record<string, unknown>>(isObject, 'options.headers must be an object of header names to string values'),
   v.check((h) => Object.keys(h).length <= MAX_HEADERS, `options.headers may hold at most ${MAX_HEADERS} headers`),
-  v.check((h) => Object.keys(h).every((n) => TOKEN.test(n)), 'options.headers: each name must be an HTTP token (letters, digits, - and the like)'),
   v.check(
-    (h) => Object.keys(h).every((n) => !RESERVED_HEADERS.some((r) => (r.endsWith('-') ? headerName(n).startsWith(r) : headerName(n) === r))),
+    (h) => Object.keys(h).every((n) => TOKEN.test(n)),
+    'options.headers: each name must be an HTTP token (letters, digits, - and the like)',
+  ),
+  v.check(
+    (h) =>
+      Object.keys(h).every((n) => !RESERVED_HEADERS.some((r) => (r.endsWith('-') ? headerName(n).startsWith(r) : headerName(n) === r))),
     `options.headers must not set ${RESERVED_HEADERS.map((r) => (r.endsWith('-') ? `${r}*` : r)).join(', ')}: the broker sets those`,
   ),
   v.check(
@@ -65,7 +69,9 @@ const OPTION_NAMES = [...Object.keys(OPTION_RANGES), 'subscriptionMode', 'header
 const OPTION_KEYS = keySet(OPTION_NAMES);
 // Options sent beside `options` rather than in it are the likeliest mistake: point inside.
 const OPTION_HINTS = Object.fromEntries(OPTION_NAMES.map((k) => [k, `options.${k}`]));
-const CREATE_KEYS = keySet(['queue', 'name', 'url', 'consumerGroup', 'options'], { hints: { ...OPTION_HINTS, group: 'consumerGroup', endpoint: 'url' } });
+const CREATE_KEYS = keySet(['queue', 'name', 'url', 'consumerGroup', 'options'], {
+  hints: { ...OPTION_HINTS, group: 'consumerGroup', endpoint: 'url' },
+});
 const CHANGE_KEYS = keySet(['url', 'options', 'state'], { hints: OPTION_HINTS });
 const REDRIVE_KEYS = keySet(['queue', 'partition', 'consumerGroup', 'from', 'to', 'limit']);
 
@@ -96,13 +102,17 @@ export function parseNewSubscription(body: unknown): NewSubscription {
 }
 
 /** PATCH /subscriptions/:id: {url?, options?, state?}; subscriptionMode is the group's start, fixed at creation. */
-export const readSubscriptionChange = async (c: Context<BrokerEnv>): Promise<SubscriptionChange> => parseSubscriptionChange(await readJson(c));
+export const readSubscriptionChange = async (c: Context<BrokerEnv>): Promise<SubscriptionChange> =>
+  parseSubscriptionChange(await readJson(c));
 
 export function parseSubscriptionChange(body: unknown): SubscriptionChange {
   if (!isObject(body)) throw badRequest('invalid_request', 'Send {"url"?, "options"?, "state"?: "active" | "paused"}.');
   checkKeys(body, CHANGE_KEYS, 'the body');
   if (isObject(body.options) && Object.hasOwn(body.options, 'subscriptionMode')) {
-    throw badRequest('invalid_request', 'options.subscriptionMode is fixed at creation; move the group with POST /api/v1/consumer-groups/:group/queues/:queue/seek.');
+    throw badRequest(
+      'invalid_request',
+      'options.subscriptionMode is fixed at creation; move the group with POST /api/v1/consumer-groups/:group/queues/:queue/seek.',
+    );
   }
   const s = validate(
     v.object({ url: v.optional(urlSchema), state: v.optional(v.picklist(['active', 'paused'], 'state must be "active" or "paused"')) }),

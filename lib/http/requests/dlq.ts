@@ -89,13 +89,17 @@ export function parseDlqAddress(params: { partitionId?: string; transactionId?: 
   return { partitionId, transactionId, consumerGroup: group };
 }
 
-
 // PostgreSQL text (and jsonb strings) cannot hold U+0000: refuse it rather than fail in SQL.
 const storedText = <S extends v.GenericSchema<unknown, string>>(schema: S, what: string) =>
-  v.pipe(schema, v.check((s: string) => !s.includes('\u0000'), `${what} must not contain the character U+0000`));
+  v.pipe(
+    schema,
+    v.check((s: string) => !s.includes('\u0000'), `${what} must not contain the character U+0000`),
+  );
 
 const hasNul = (x: unknown): boolean =>
-  typeof x === 'string' ? x.includes('\u0000') : typeof x === 'object' && x !== null && Object.entries(x).some(([k, y]) => k.includes('\u0000') || hasNul(y));
+  typeof x === 'string'
+    ? x.includes('\u0000')
+    : typeof x === 'object' && x !== null && Object.entries(x).some(([k, y]) => k.includes('\u0000') || hasNul(y));
 
 const traceNameSchema = v.pipe(
   v.string('traceNames must be a string or an array of strings'),
@@ -116,7 +120,14 @@ const traceSchema = v.object({
       ),
     ),
   ),
-  traceNames: v.optional(v.nullable(v.union([traceNameSchema, v.pipe(v.array(traceNameSchema), v.maxLength(MAX_TRACE_NAMES, `send at most ${MAX_TRACE_NAMES} traceNames`))]))),
+  traceNames: v.optional(
+    v.nullable(
+      v.union([
+        traceNameSchema,
+        v.pipe(v.array(traceNameSchema), v.maxLength(MAX_TRACE_NAMES, `send at most ${MAX_TRACE_NAMES} traceNames`)),
+      ]),
+    ),
+  ),
 });
 
 export const readTrace = async (c: Context<BrokerEnv>): Promise<TraceRequest> => parseTrace(await readJson(c));

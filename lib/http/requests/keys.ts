@@ -12,7 +12,10 @@ export interface KeySet {
   readonly noun: string;
 }
 
-export function keySet(known: readonly string[], o: { required?: readonly string[]; hints?: Record<string, string>; noun?: string } = {}): KeySet {
+export function keySet(
+  known: readonly string[],
+  o: { required?: readonly string[]; hints?: Record<string, string>; noun?: string } = {},
+): KeySet {
   return { known: new Set(known), required: o.required ?? [], hints: o.hints ?? {}, noun: o.noun ?? 'key' };
 }
 

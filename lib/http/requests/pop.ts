@@ -23,10 +23,21 @@ type Query = Record<string, string | undefined>;
 
 // Every parameter Queen's clients send (test/http/client-shapes.test.ts); another is a mistake that
 // would otherwise be ignored, e.g. ?limit=10 popping one message.
-const POP_PARAMS = keySet(['batch', 'wait', 'timeout', 'consumerGroup', 'namespace', 'task', 'autoAck', 'subscriptionMode', 'subscriptionFrom', 'partitions'], {
-  noun: 'query parameter',
-  hints: { limit: 'batch', count: 'batch', max: 'batch', group: 'consumerGroup', timeoutMillis: 'timeout', waitTime: 'timeout', partition: 'the path /pop/queue/:queue/partition/:partition' },
-});
+const POP_PARAMS = keySet(
+  ['batch', 'wait', 'timeout', 'consumerGroup', 'namespace', 'task', 'autoAck', 'subscriptionMode', 'subscriptionFrom', 'partitions'],
+  {
+    noun: 'query parameter',
+    hints: {
+      limit: 'batch',
+      count: 'batch',
+      max: 'batch',
+      group: 'consumerGroup',
+      timeoutMillis: 'timeout',
+      waitTime: 'timeout',
+      partition: 'the path /pop/queue/:queue/partition/:partition',
+    },
+  },
+);
 
 export const readPopRequest = (c: Context<BrokerEnv>): PopRequest => parsePopRequest(c.req.param(), c.req.query());
 

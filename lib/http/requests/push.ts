@@ -36,7 +36,16 @@ const itemSchema = v.looseObject({
 // the token, never the body (docs/semantics.md#push), but a client that sends it is not refused.
 export const PUSH_ITEM_KEYS = keySet(['queue', 'partition', 'payload', 'transactionId', 'traceId', 'producerSub'], {
   required: ['queue'],
-  hints: { data: 'payload', message: 'payload', body: 'payload', value: 'payload', id: 'transactionId', messageId: 'transactionId', key: 'partition', partitionKey: 'partition' },
+  hints: {
+    data: 'payload',
+    message: 'payload',
+    body: 'payload',
+    value: 'payload',
+    id: 'transactionId',
+    messageId: 'transactionId',
+    key: 'partition',
+    partitionKey: 'partition',
+  },
 });
 const PUSH_BODY_KEYS = keySet(['items']);
 
@@ -54,7 +63,10 @@ export async function readPushRequest(c: Context<BrokerEnv>): Promise<PushItem[]
  */
 export function parsePushItems(raw: unknown, limits: { maxMessageBytes: number }, path = 'items'): PushItem[] {
   if (!Array.isArray(raw)) {
-    throw badRequest('invalid_request', `${path} is required and must be an array of {queue, partition?, payload, transactionId?, traceId?}`);
+    throw badRequest(
+      'invalid_request',
+      `${path} is required and must be an array of {queue, partition?, payload, transactionId?, traceId?}`,
+    );
   }
   const items = new Array<PushItem>(raw.length);
   for (let i = 0; i < raw.length; i++) {

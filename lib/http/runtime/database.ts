@@ -2,7 +2,14 @@
 // directly (not through connect()) so the function bundles leave the embedded database out.
 import { chooseDriver } from '../../db/client.js';
 import type { Database, DriverName } from '../../db/types.js';
-import { appliedHashes, checkMigrations, describeStale, describeUnknown, shippedMigrations, type Migration } from '../../db/schema-version.js';
+import {
+  appliedHashes,
+  checkMigrations,
+  describeStale,
+  describeUnknown,
+  shippedMigrations,
+  type Migration,
+} from '../../db/schema-version.js';
 import { QueenError } from '../../errors.js';
 
 export interface DeployedDatabaseOptions {
@@ -38,7 +45,8 @@ export function directUrl(url: string): string {
   return parsed.toString();
 }
 
-const RUN_MIGRATIONS = 'Run the migrations (npx sst deploy runs them; or DATABASE_URL=<direct url> npx queen-serverless migrate), then retry.';
+const RUN_MIGRATIONS =
+  'Run the migrations (npx sst deploy runs them; or DATABASE_URL=<direct url> npx queen-serverless migrate), then retry.';
 
 /**
  * Checks once per cold start, in one query, that the deploy migrated the database to at least this
@@ -54,7 +62,11 @@ export function schemaGuard(shipped: () => readonly Migration[] = shippedMigrati
     const applied = (await appliedHashes(db)) ?? [];
     const check = checkMigrations(applied, expected);
     if (check.unknown) {
-      throw new QueenError(503, 'schema_mismatch', `${describeUnknown(check.unknown)} Migrating refuses it too: deploy the version that migrated this database, or restore a backup.`);
+      throw new QueenError(
+        503,
+        'schema_mismatch',
+        `${describeUnknown(check.unknown)} Migrating refuses it too: deploy the version that migrated this database, or restore a backup.`,
+      );
     }
     if (applied.length === 0) throw new QueenError(503, 'schema_outdated', `The database schema is not migrated. ${RUN_MIGRATIONS}`);
     if (check.stale.length) throw new QueenError(503, 'schema_outdated', `${describeStale(check.stale)} ${RUN_MIGRATIONS}`);

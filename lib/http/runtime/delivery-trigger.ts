@@ -82,7 +82,12 @@ export function localDeliveryTrigger(db: Database, config: Config, log: Log): Lo
 }
 
 /** workerd: the run goes on after the answer under ctx.waitUntil, on a pool of its own (the request's closes with it). */
-export function workerDeliveryTrigger(config: Config, waitUntil: (p: Promise<unknown>) => void, open: () => Promise<Database>, log: Log): AfterPush {
+export function workerDeliveryTrigger(
+  config: Config,
+  waitUntil: (p: Promise<unknown>) => void,
+  open: () => Promise<Database>,
+  log: Log,
+): AfterPush {
   return async (_db, tenant, queues) => {
     const cached = cachedSubscribedQueues(tenant, queues);
     if (cached !== null && cached.length === 0) return;
@@ -119,7 +124,13 @@ export function lambdaDeliveryTrigger(env: Env, log: Log): AfterPush {
     if (ids === null) void refreshSubscribedQueues(db).catch((err: unknown) => log('reading the subscribed queues failed', err));
     const event: DeliverEvent = ids ? { queueIds: ids } : { tenant, queues: [...queues] };
     const region = env.AWS_REGION ?? 'us-east-1';
-    client ??= new AwsClient({ accessKeyId: env.AWS_ACCESS_KEY_ID ?? '', secretAccessKey: env.AWS_SECRET_ACCESS_KEY ?? '', sessionToken: env.AWS_SESSION_TOKEN, region, service: 'lambda' });
+    client ??= new AwsClient({
+      accessKeyId: env.AWS_ACCESS_KEY_ID ?? '',
+      secretAccessKey: env.AWS_SECRET_ACCESS_KEY ?? '',
+      sessionToken: env.AWS_SESSION_TOKEN,
+      region,
+      service: 'lambda',
+    });
     // AWS_ENDPOINT_URL_LAMBDA is the AWS SDKs' own per-service endpoint variable.
     const endpoint = env.AWS_ENDPOINT_URL_LAMBDA || `https://lambda.${region}.amazonaws.com`;
     try {

@@ -7,7 +7,12 @@ import { buildApp } from '../app.js';
 import { authenticate } from '../auth.js';
 import type { AfterPush, BrokerEnv, QueenFunction } from '../context.js';
 
-export function buildDeployedApp(functions: QueenFunction[], env: Env, database: () => Promise<Database>, afterPush?: (config: Config) => AfterPush): Hono<BrokerEnv> {
+export function buildDeployedApp(
+  functions: QueenFunction[],
+  env: Env,
+  database: () => Promise<Database>,
+  afterPush?: (config: Config) => AfterPush,
+): Hono<BrokerEnv> {
   const config = readConfig(env, { auth: 'jwt' });
   return buildApp(functions, {
     config,

@@ -20,10 +20,12 @@ export function instanceDatabase(env: Env): () => Promise<Database> {
   let pool: Promise<Database> | null = null;
   const guard = schemaGuard();
   return async () => {
-    pool ??= connectDeployed(env.DATABASE_URL || undefined, { max: 2, preparedStatements: preparedStatements(env) }).catch((err: unknown) => {
-      pool = null;
-      throw err;
-    });
+    pool ??= connectDeployed(env.DATABASE_URL || undefined, { max: 2, preparedStatements: preparedStatements(env) }).catch(
+      (err: unknown) => {
+        pool = null;
+        throw err;
+      },
+    );
     const db = await pool;
     await guard(db);
     return db;

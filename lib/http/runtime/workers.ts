@@ -37,7 +37,12 @@ export function createWorker(functions: QueenFunction[], jobs?: Record<JobName, 
   const requestDatabase = (env: WorkerEnv, ctx: WorkerContext) => {
     let pool: Promise<Database> | undefined;
     const open = async () => {
-      pool ??= connectDeployed(env.DATABASE_URL || undefined, { driver: 'neon', neonWsProxy: env.NEON_WS_PROXY, max: 2, preparedStatements: preparedStatements(env) });
+      pool ??= connectDeployed(env.DATABASE_URL || undefined, {
+        driver: 'neon',
+        neonWsProxy: env.NEON_WS_PROXY,
+        max: 2,
+        preparedStatements: preparedStatements(env),
+      });
       const db = await pool;
       await guard(db);
       return db;
@@ -57,7 +62,9 @@ export function createWorker(functions: QueenFunction[], jobs?: Record<JobName, 
         return own.open();
       };
       try {
-        return await buildDeployedApp(functions, env, db.open, (config) => workerDeliveryTrigger(config, (p) => ctx.waitUntil(p), ownPool, log)).fetch(request);
+        return await buildDeployedApp(functions, env, db.open, (config) =>
+          workerDeliveryTrigger(config, (p) => ctx.waitUntil(p), ownPool, log),
+        ).fetch(request);
       } finally {
         db.release();
       }

@@ -31,19 +31,24 @@ describe('two dispatchers over 16 partitions', () => {
     const accepted = () => r.arrivals.filter((x) => x.status === 200).reduce((n, x) => n + x.body.messages.length, 0);
     // Each dispatcher runs again as soon as its run ends (as triggers and sweeps would), so both
     // keep claiming while the other's batches are in flight.
+    let running = 0;
+    let overlapped = 0;
     const dispatcher = async (d: Database) => {
       let batches = 0;
       while (accepted() < 400 && Date.now() < deadline) {
-        batches += (await runDelivery(d, config, { deadline })).batches;
+        running += 1;
+        if (running > 1) overlapped += 1;
+        batches += (await runDelivery(d, config, { deadline }).finally(() => (running -= 1))).batches;
         await sleep(2);
       }
       return batches;
     };
     const [a, b] = await Promise.all([dispatcher(db()), dispatcher(other)]);
     expect(a + b).toBe(r.arrivals.length);
-    // On the real server each has its own connections and both get batches; PGlite is one connection.
-    expect(a).toBeGreaterThan(0);
-    if (db().url) expect(b).toBeGreaterThan(0);
+    expect(a + b).toBeGreaterThan(0);
+    // The runs overlapped (on the real server each has its own connections). Which of the two gets
+    // the batches is a race: one run can claim all 16 partitions while the other finds none free.
+    if (db().url) expect(overlapped).toBeGreaterThan(0);
     expect(r.badSignatures).toEqual([]);
 
     const byPartition = new Map<string, Arrival[]>();

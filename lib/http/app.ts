@@ -1,5 +1,5 @@
 // Builds one Hono app from route families: CORS when configured, errors, /health, database and principal per request.
-import { Hono, type MiddlewareHandler } from 'hono';
+import { Hono, type Context, type MiddlewareHandler } from 'hono';
 import type { Config } from '../config.js';
 import type { Database } from '../db/types.js';
 import { QueenError } from '../errors.js';
@@ -13,8 +13,8 @@ export const VERSION = '0.1.0';
 
 export interface AppOptions {
   config: Config;
-  /** The database for this request; on workerd a fresh pool per request. */
-  database: () => Database | Promise<Database>;
+  /** The database for this request; on workerd a fresh pool per request (lib/http/runtime/workers.ts). */
+  database: (c: Context<BrokerEnv>) => Database | Promise<Database>;
   /** Who is calling; the default (auth off) is an admin of the default tenant. */
   authenticate?: (req: Request, config: Config) => Promise<Principal>;
   log?: Log;
@@ -33,7 +33,7 @@ export function buildApp(functions: QueenFunction[], options: AppOptions): Hono<
 
   app.get('/health', async (c) => {
     try {
-      const db = await options.database();
+      const db = await options.database(c);
       await db.query('SELECT 1');
       return c.json({ status: 'healthy', database: 'connected', version: VERSION });
     } catch (err) {
@@ -54,7 +54,7 @@ export function buildApp(functions: QueenFunction[], options: AppOptions): Hono<
     if (!fast) c.header('Cache-Control', 'no-store');
     c.set('config', options.config);
     c.set('principal', options.authenticate ? await options.authenticate(c.req.raw, options.config) : anonymousAdmin);
-    c.set('db', await options.database());
+    c.set('db', await options.database(c));
     c.set('afterPush', options.afterPush ?? noTrigger);
     await next();
     if (fast && !isAnswered(c.res)) c.header('Cache-Control', 'no-store');

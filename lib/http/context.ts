@@ -19,7 +19,8 @@ export interface Principal {
  * What the runtime does once a push has committed: start delivering to the subscriptions of the
  * queues written to (docs/delivery.md#dispatch), without holding the answer up for the deliveries.
  */
-export type AfterPush = (db: Database, tenant: string, queues: readonly string[]) => Promise<void>;
+// `c` is the request's context, for a runtime whose trigger needs the request (workerd's waitUntil).
+export type AfterPush = (db: Database, tenant: string, queues: readonly string[], c: Context<BrokerEnv>) => Promise<void>;
 
 export interface BrokerEnv {
   Variables: { db: Database; config: Config; principal: Principal; afterPush: AfterPush };
@@ -34,7 +35,7 @@ export function brokerContext(c: Context<BrokerEnv>): BrokerContext {
 /** Tells the runtime which queues a committed push wrote to (duplicates wrote nothing). */
 export async function afterPush(c: Context<BrokerEnv>, results: readonly { status: string; queueName: string }[]): Promise<void> {
   const queues = [...new Set(results.filter((r) => r.status === 'queued').map((r) => r.queueName))];
-  if (queues.length > 0) await c.get('afterPush')(c.get('db'), c.get('principal').tenant, queues);
+  if (queues.length > 0) await c.get('afterPush')(c.get('db'), c.get('principal').tenant, queues, c);
 }
 
 export type RouteSetup = (app: Hono<BrokerEnv>) => void;

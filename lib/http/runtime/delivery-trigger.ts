@@ -9,7 +9,8 @@ import type { Config, Env } from '../../config.js';
 import type { Database } from '../../db/types.js';
 import { runDelivery } from '../../broker/delivery/dispatch.js';
 import { cachedSubscribedQueues, refreshSubscribedQueues, subscribedQueues } from '../../broker/delivery/subscribed.js';
-import type { AfterPush } from '../context.js';
+import type { Context } from 'hono';
+import type { AfterPush, BrokerEnv } from '../context.js';
 
 export const TRIGGER_WINDOW_MS = 2_000;
 const RUNS_PER_QUEUE = 1;
@@ -81,19 +82,22 @@ export function localDeliveryTrigger(db: Database, config: Config, log: Log): Lo
   };
 }
 
+/** What a workerd trigger needs of the request that pushed: its waitUntil, and a pool of the run's own. */
+export interface WorkerRequestScope {
+  waitUntil(p: Promise<unknown>): void;
+  /** A pool apart from the request's, which closes with the request. */
+  open(): Promise<Database>;
+}
+
 /** workerd: the run goes on after the answer under ctx.waitUntil, on a pool of its own (the request's closes with it). */
-export function workerDeliveryTrigger(
-  config: Config,
-  waitUntil: (p: Promise<unknown>) => void,
-  open: () => Promise<Database>,
-  log: Log,
-): AfterPush {
-  return async (_db, tenant, queues) => {
+export function workerDeliveryTrigger(config: Config, scope: (c: Context<BrokerEnv>) => WorkerRequestScope, log: Log): AfterPush {
+  return async (_db, tenant, queues, c) => {
     const cached = cachedSubscribedQueues(tenant, queues);
     if (cached !== null && cached.length === 0) return;
-    waitUntil(
+    const request = scope(c);
+    request.waitUntil(
       (async () => {
-        const db = await open();
+        const db = await request.open();
         try {
           const ids = cached ?? (await subscribedQueues(db, tenant, queues));
           if (ids.length > 0) await runDelivery(db, config, { deadline: Date.now() + TRIGGER_WINDOW_MS, queueIds: ids, log });
@@ -114,7 +118,7 @@ export function workerDeliveryTrigger(
  * names the queues, the Deliver function resolves them, and the copy is read again beside the
  * invocation for the next push (at most one such invocation per copy's lifetime).
  */
-export function lambdaDeliveryTrigger(env: Env, log: Log): AfterPush {
+export function lambdaDeliveryTrigger(env: Env, log: Log): (db: Database, tenant: string, queues: readonly string[]) => Promise<void> {
   const fn = env.QUEEN_DELIVER_FUNCTION;
   if (!fn) return async () => {};
   let client: AwsClient | undefined;

@@ -3,13 +3,14 @@
 // the response through ctx.waitUntil (measured: a module-scope pool breaks on the second request).
 // A push to a subscribed queue delivers under ctx.waitUntil; `scheduled` runs the jobs of
 // lib/jobs.ts whose schedule is the cron trigger that fired.
+import type { Context, Hono } from 'hono';
 import { preparedStatements, readConfig, type Config, type Env } from '../../config.js';
 import type { Database } from '../../db/types.js';
 import { jobsForCron, type JobName } from '../../jobs.js';
-import type { QueenFunction } from '../context.js';
+import type { BrokerEnv, QueenFunction } from '../context.js';
 import { connectDeployed, schemaGuard } from './database.js';
 import { buildDeployedApp } from './deployed.js';
-import { workerDeliveryTrigger } from './delivery-trigger.js';
+import { workerDeliveryTrigger, type WorkerRequestScope } from './delivery-trigger.js';
 
 export interface WorkerContext {
   waitUntil(promise: Promise<unknown>): void;
@@ -32,6 +33,14 @@ export type WorkerJobRun = (db: Database, config: Config, deadline: number, log:
 const WORKER_RUN_MS = 25_000;
 const log = (message: string, err?: unknown) => (err === undefined ? console.log(message) : console.error(message, err));
 
+// What one request hands the app it shares with the isolate's other requests, as hono's `c.env`.
+interface RequestScope {
+  /** The request's own pool, opened on first use and ended after the answer. */
+  database(): Promise<Database>;
+  delivery: WorkerRequestScope;
+}
+const scopeOf = (c: Context<BrokerEnv>) => c.env as RequestScope;
+
 export function createWorker(functions: QueenFunction[], jobs?: Record<JobName, WorkerJobRun>): Worker {
   const guard = schemaGuard();
   const requestDatabase = (env: WorkerEnv, ctx: WorkerContext) => {
@@ -53,18 +62,38 @@ export function createWorker(functions: QueenFunction[], jobs?: Record<JobName, 
     return { open, release };
   };
 
+  // One app per bindings object (an isolate's requests share it), not one per request: building
+  // it, its routes and its router's first match cost more CPU than the rest of a push
+  // (bench/adapters.ts). Nothing in it belongs to a request: the request's pool and waitUntil
+  // reach it through c.env.
+  const apps = new WeakMap<WorkerEnv, Hono<BrokerEnv>>();
+  const appFor = (env: WorkerEnv) => {
+    let app = apps.get(env);
+    if (!app) {
+      app = buildDeployedApp(
+        functions,
+        env,
+        (c) => scopeOf(c).database(),
+        (config) => workerDeliveryTrigger(config, (c) => scopeOf(c).delivery, log),
+      );
+      apps.set(env, app);
+    }
+    return app;
+  };
+
   return {
     async fetch(request, env, ctx) {
       const db = requestDatabase(env, ctx);
-      // The delivery outlives this request's pool: it opens one of its own.
-      const ownPool = async () => {
-        const own = requestDatabase(env, { waitUntil: () => {} });
-        return own.open();
+      const scope: RequestScope = {
+        database: db.open,
+        delivery: {
+          waitUntil: (p) => ctx.waitUntil(p),
+          // The delivery outlives this request's pool: it opens one of its own.
+          open: () => requestDatabase(env, { waitUntil: () => {} }).open(),
+        },
       };
       try {
-        return await buildDeployedApp(functions, env, db.open, (config) =>
-          workerDeliveryTrigger(config, (p) => ctx.waitUntil(p), ownPool, log),
-        ).fetch(request);
+        return await appFor(env).fetch(request, scope);
       } finally {
         db.release();
       }

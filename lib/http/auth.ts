@@ -17,7 +17,7 @@ const ROLES: readonly Role[] = ['read-only', 'read-write', 'admin'];
 const MAX_TENANT_LENGTH = 255;
 
 const anonymousAdmin: Principal = { tenant: DEFAULT_TENANT, sub: null, role: 'admin' };
-const secrets = new Map<string, Uint8Array>();
+const secrets = new Map<string, Promise<CryptoKey>>();
 const keySets = new Map<string, JWTVerifyGetKey>();
 
 export async function authenticate(req: Request, config: Config): Promise<Principal> {
@@ -35,12 +35,34 @@ export async function authenticate(req: Request, config: Config): Promise<Princi
   const weak = secret ? weakJwtSecret(secret) : undefined;
   if (weak) throw new QueenError(503, 'auth_not_configured', weak);
   const token = readBearerToken(req);
+  const now = Date.now();
+  const known = verified.get(token);
+  if (known && known.jwt === config.jwt && known.until > now) return known.principal;
   const payload = await verifyToken(token, config);
-  return {
+  const principal: Principal = {
     tenant: readTenant(payload, config.jwt.tenantClaim),
     sub: typeof payload.sub === 'string' && payload.sub !== '' ? payload.sub : null,
     role: readRole(payload),
   };
+  remember(token, principal, payload, config.jwt, now);
+  return principal;
+}
+
+// Tokens this instance has verified, with the principal each carries. A client sends the same token
+// with every request, and verifying it (jose's parsing and an HMAC or signature check through
+// WebCrypto) was most of an authenticated push's CPU apart from the database (bench/adapters.ts).
+// Keyed by the whole token, signature included, and held for the configuration that verified it;
+// kept until the token expires as verification would have judged it (exp plus the clock
+// tolerance) and never more than a minute, so a key withdrawn from a JWKS stops its tokens within
+// one. Refusals are not kept.
+const VERIFIED_MS = 60_000;
+const MAX_VERIFIED = 1024;
+const verified = new Map<string, { principal: Principal; jwt: Config['jwt']; until: number }>();
+
+function remember(token: string, principal: Principal, payload: JWTPayload, jwt: Config['jwt'], now: number) {
+  const expires = typeof payload.exp === 'number' ? (payload.exp + CLOCK_TOLERANCE_S) * 1000 : Infinity;
+  if (verified.size >= MAX_VERIFIED) verified.delete(verified.keys().next().value!);
+  verified.set(token, { principal, jwt, until: Math.min(now + VERIFIED_MS, expires) });
 }
 
 function readBearerToken(req: Request): string {
@@ -71,7 +93,7 @@ async function verifyToken(token: string, config: Config): Promise<JWTPayload> {
         throw invalidToken(
           `its algorithm ${String(alg)} is not accepted; this deployment verifies ${JWKS_ALGORITHMS.join('/')} tokens from JWT_JWKS_URL`,
         );
-      const { payload } = await jwtVerify(token, secretKey(secret), { ...options, algorithms: SECRET_ALGORITHMS });
+      const { payload } = await jwtVerify(token, await secretKey(secret), { ...options, algorithms: SECRET_ALGORITHMS });
       return payload;
     }
     const { payload } = await jwtVerify(token, keySet(jwksUrl!), { ...options, algorithms: JWKS_ALGORITHMS });
@@ -108,10 +130,12 @@ function invalidToken(why: string): QueenError {
   return new QueenError(401, 'invalid_token', `Invalid token: ${why}.`);
 }
 
-function secretKey(secret: string): Uint8Array {
+// The secret imported once per process as an HMAC key: handed the raw bytes, jose imports them
+// again on every verify (bench/adapters.ts has both).
+function secretKey(secret: string): Promise<CryptoKey> {
   let key = secrets.get(secret);
   if (!key) {
-    key = new TextEncoder().encode(secret);
+    key = crypto.subtle.importKey('raw', new TextEncoder().encode(secret), { name: 'HMAC', hash: 'SHA-256' }, false, ['verify']);
     secrets.set(secret, key);
   }
   return key;

@@ -62,6 +62,23 @@ describe('authenticate with HS256', () => {
     expect((await authenticate(request(`Bearer ${token}`), hsConfig)).sub).toBe('svc-a');
   });
 
+  it('refuses a token it accepted before once it expires: what it remembers of a token lasts no longer than the token', async () => {
+    // Valid for one more second, counting the clock tolerance.
+    const token = await hs256(admin, { expiresIn: -(CLOCK_TOLERANCE_S - 1) });
+    expect((await authenticate(request(`Bearer ${token}`), hsConfig)).sub).toBe('svc-a');
+    expect((await authenticate(request(`Bearer ${token}`), hsConfig)).sub).toBe('svc-a');
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    const err = await refused(`Bearer ${token}`, hsConfig);
+    expect([err.status, err.code]).toEqual([401, 'token_expired']);
+  });
+
+  it('does not take a token verified under one key for a configuration with another', async () => {
+    const token = await hs256(admin);
+    expect((await authenticate(request(`Bearer ${token}`), hsConfig)).role).toBe('admin');
+    const err = await refused(`Bearer ${token}`, config({ secret: 'someone-elses-secret-0123456789ab' }));
+    expect([err.status, err.code]).toEqual([401, 'invalid_token']);
+  });
+
   it('refuses a token that is not valid yet', async () => {
     const err = await refused(`Bearer ${await hs256(admin, { notBeforeIn: CLOCK_TOLERANCE_S + 120 })}`, hsConfig);
     expect([err.status, err.code]).toEqual([401, 'token_not_yet_valid']);

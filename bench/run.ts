@@ -7,6 +7,7 @@ const ALL = [
   'queen-side',
   'floor',
   'http-layers',
+  'adapters',
   'pg-driver',
   'codec',
   'push',

@@ -80,63 +80,58 @@ const lambda = handle(deployed);
 // workers.ts: one app per bindings object, the request's pool and waitUntil in c.env.
 const workerScope = { database: async () => stub, delivery: { waitUntil: () => {}, open: async () => stub } };
 
-const status = (r: Response | { statusCode?: number }) => ('status' in r ? r.status : r.statusCode);
-const LINES: [string, () => Promise<Response | { statusCode?: number }>][] = [
-  ['the app (buildApp), auth off', async () => noAuth.fetch(request())],
-  ['+ JWT HS256, as deployed (buildDeployedApp)', async () => deployed.fetch(request())],
-  [
-    '+ JWT HS256, a token not seen before every request',
-    async () =>
-      deployed.fetch(
-        new Request('https://queen.example/api/v1/push', {
-          method: 'POST',
-          body: BODY,
-          headers: { 'content-type': 'application/json', authorization: `Bearer ${fresh[nextFresh++ % fresh.length]}` },
-        }),
-      ),
-  ],
-  ['Lambda: handle(app), a function URL event', async () => lambda(event() as never, {} as never)],
-  ['Workers: one app per isolate, the request in c.env', async () => deployed.fetch(request(), workerScope)],
-  ['Workers before: the app built for every request', async () => buildDeployedApp(allFunctions, env, async () => stub).fetch(request())],
-];
-const VERIFY: [string, () => Promise<unknown>][] = [
-  ["jose jwtVerify with the secret's bytes (before)", () => jwtVerify(token, secretBytes, { algorithms: ['HS256'] })],
-  ['jose jwtVerify with the imported HMAC key (now)', () => jwtVerify(token, hmacKey, { algorithms: ['HS256'] })],
+// Every push must be answered 201, or the figure would be an error path's.
+const push = (name: string, send: () => Promise<Response | { statusCode?: number }>, calls = N) => ({
+  name,
+  calls,
+  run: async () => {
+    const r = await send();
+    const code = 'status' in r ? r.status : r.statusCode;
+    if (code !== 201) throw new Error(`${name}: answered ${code}`);
+  },
+});
+const CASES: { name: string; run: () => Promise<unknown>; calls: number }[] = [
+  push('the app (buildApp), auth off', async () => noAuth.fetch(request())),
+  push('+ JWT HS256, as deployed (buildDeployedApp)', async () => deployed.fetch(request())),
+  push('+ JWT HS256, a token not seen before every request', async () =>
+    deployed.fetch(
+      new Request('https://queen.example/api/v1/push', {
+        method: 'POST',
+        body: BODY,
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${fresh[nextFresh++ % fresh.length]}` },
+      }),
+    ),
+  ),
+  push('Lambda: handle(app), a function URL event', async () => lambda(event() as never, {} as never)),
+  push('Workers: one app per isolate, the request in c.env', async () => deployed.fetch(request(), workerScope)),
+  // Building an app is slow: fewer of those.
+  push(
+    'Workers before: the app built for every request',
+    async () => buildDeployedApp(allFunctions, env, async () => stub).fetch(request()),
+    Math.ceil(N / 10),
+  ),
+  {
+    name: "jose jwtVerify with the secret's bytes (before)",
+    run: () => jwtVerify(token, secretBytes, { algorithms: ['HS256'] }),
+    calls: N,
+  },
+  { name: 'jose jwtVerify with the imported HMAC key (now)', run: () => jwtVerify(token, hmacKey, { algorithms: ['HS256'] }), calls: N },
 ];
 
-async function cpuPerCall(f: () => Promise<unknown>, n: number, check?: (r: unknown) => void): Promise<number> {
+async function cpuPerCall(run: () => Promise<unknown>, n: number): Promise<number> {
   const t0 = process.cpuUsage();
-  for (let i = 0; i < n; i++) {
-    const r = await f();
-    check?.(r);
-  }
+  for (let i = 0; i < n; i++) await run();
   const c = process.cpuUsage(t0);
   return (c.user + c.system) / n;
 }
 
-const results = new Map<string, number[]>();
-const all: [string, () => Promise<unknown>, number, ((r: unknown) => void)?][] = [
-  ...LINES.map(([name, f]): [string, () => Promise<unknown>, number, (r: unknown) => void] => [
-    name,
-    f,
-    // Building an app is slow: fewer of those.
-    name.includes('before') ? Math.ceil(N / 10) : N,
-    (r) => {
-      if (status(r as Response) !== 201) throw new Error(`${name}: answered ${status(r as Response)}`);
-    },
-  ]),
-  ...VERIFY.map(([name, f]): [string, () => Promise<unknown>, number] => [name, f, N]),
-];
-for (const [, f, n, check] of all) await cpuPerCall(f, Math.min(n, 2000), check); // warm the JIT
+const results = new Map<string, number[]>(CASES.map((c) => [c.name, []]));
+for (const { run, calls } of CASES) await cpuPerCall(run, Math.min(calls, 2000)); // warm the JIT
 for (let round = 0; round < ROUNDS; round++) {
-  for (const [name, f, n, check] of all) {
-    const xs = results.get(name) ?? [];
-    xs.push(await cpuPerCall(f, n, check));
-    results.set(name, xs);
-  }
+  for (const { name, run, calls } of CASES) results.get(name)!.push(await cpuPerCall(run, calls));
 }
 console.log(`CPU per single-message push request in one process, database stubbed, median of ${ROUNDS} rounds [min..max]:`);
-for (const [name] of all) {
+for (const { name } of CASES) {
   const xs = results.get(name)!.sort((a, b) => a - b);
   console.log(`  ${median(xs).toFixed(1).padStart(7)} µs  [${xs[0]!.toFixed(1)}..${xs.at(-1)!.toFixed(1)}]  ${name}`);
 }

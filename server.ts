@@ -5,7 +5,7 @@ import { resolve } from 'node:path';
 import { allFunctions } from './functions/index.js';
 import { JOB_RUNS } from './functions/jobs.js';
 import { readConfig, weakJwtSecret } from './lib/config.js';
-import { connect } from './lib/db/client.js';
+import { connect, databaseHost } from './lib/db/client.js';
 import type { Database } from './lib/db/types.js';
 import { MigrationError, migrateWithReport } from './lib/db/migrate.js';
 import { buildApp } from './lib/http/app.js';
@@ -96,7 +96,7 @@ const repaired =
 const bearer = config.auth === 'jwt' ? ` -H "authorization: Bearer $TOKEN"` : '';
 console.log(
   [
-    `queen listening on ${server.url} (database: ${config.databaseUrl ? `${db.driver} at ${new URL(config.databaseUrl).host}` : `PGlite in ${dataDir}`}; ${migrated.applied.length} migration(s) applied${repaired})`,
+    `queen listening on ${server.url} (database: ${config.databaseUrl ? `${db.driver} at ${databaseHost(config.databaseUrl)}` : `PGlite in ${dataDir}`}; ${migrated.applied.length} migration(s) applied${repaired})`,
     config.auth === 'none'
       ? 'auth is OFF (QUEEN_AUTH=none): every caller is an admin of the default tenant'
       : 'auth is ON (QUEEN_AUTH=jwt): every route but /health needs a bearer token',

@@ -7,7 +7,7 @@ import runScheduledRetention from '../functions/retention.js';
 import type { Env } from '../lib/config.js';
 import type { Database } from '../lib/db/types.js';
 import { shippedMigrations } from '../lib/db/schema-version.js';
-import { connect } from '../lib/db/client.js';
+import { connect, databaseHost, isDatabaseUrl } from '../lib/db/client.js';
 import { MigrationError, migrateWithReport, readMigrations } from '../lib/db/migrate.js';
 import { QueenError } from '../lib/errors.js';
 import { DataDirLocked, lockDataDir } from '../lib/http/runtime/data-dir-lock.js';
@@ -109,11 +109,10 @@ async function withLocalDatabase<T>(run: (db: Database, dir: string) => Promise<
 
 function requireUrl(env: Env): string {
   if (!env.DATABASE_URL) throw new CliError('DATABASE_URL is not set: export the database URL (for Neon, the pooled or the direct one)');
-  try {
-    new URL(env.DATABASE_URL);
-  } catch {
-    throw new CliError('DATABASE_URL is not a URL: expected postgres://user:password@host/database');
-  }
+  if (!isDatabaseUrl(env.DATABASE_URL))
+    throw new CliError(
+      'DATABASE_URL is not a URL: expected postgres://user:password@host/database (or postgres://user@/database?host=/socket/dir)',
+    );
   return env.DATABASE_URL;
 }
 
@@ -135,6 +134,6 @@ async function reach<T>(url: string, run: () => Promise<T>): Promise<T> {
   } catch (err) {
     if (err instanceof CliError) throw err;
     const e = err as { message?: string; code?: string };
-    throw new CliError(`${new URL(url).host}: ${e.message || e.code || String(err)}`, 1);
+    throw new CliError(`${databaseHost(url)}: ${e.message || e.code || String(err)}`, 1);
   }
 }

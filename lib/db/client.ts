@@ -7,6 +7,27 @@ export function chooseDriver(url: string | undefined): DriverName {
   return host.endsWith('.neon.tech') || host.endsWith('.neon.build') ? 'neon' : 'pg';
 }
 
+/**
+ * Where a database URL points, for a log line: its host (with the port when `port` and the URL
+ * name one), or the socket directory of libpq's `postgres://user@/db?host=/run/postgresql` (a form
+ * WHATWG URL refuses, which pg accepts).
+ */
+export function databaseHost(url: string, { port = true } = {}): string {
+  const host = safeHost(url);
+  if (host) return port ? new URL(url).host : host;
+  const socket = SOCKET_HOST.exec(url)?.[1];
+  return socket ? decodeURIComponent(socket) : "libpq's default socket";
+}
+
+// libpq's Unix-socket URL: no host before the path, the socket directory in `host=`.
+const SOCKET_FORM = /^postgres(?:ql)?:\/\/(?:[^/?#@\s]*@)?\/[^?#\s]*(?:\?[^#\s]*)?$/;
+const SOCKET_HOST = /[?&]host=([^&#]*)/;
+
+/** A URL pg can connect with: WHATWG's, or libpq's socket form `postgres://user@/db?host=/dir`. */
+export function isDatabaseUrl(url: string): boolean {
+  return URL.canParse(url) || SOCKET_FORM.test(url);
+}
+
 function safeHost(url: string): string {
   try {
     return new URL(url).hostname;

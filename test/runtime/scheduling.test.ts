@@ -3,6 +3,7 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { databaseHost, isDatabaseUrl } from '../../lib/db/client.js';
 import { directUrl } from '../../lib/http/runtime/database.js';
 import { startJobLoop } from '../../lib/http/runtime/job-loop.js';
 import { cronTrigger, jobInterval, jobSchedule, JOBS, jobsForCron, type Job } from '../../lib/jobs.js';
@@ -143,11 +144,26 @@ describe('the jobs and their schedules', () => {
   });
 });
 
+describe('database URLs in libpq socket form', () => {
+  it('are accepted and named by their socket directory; malformed ones are not', () => {
+    const socket = 'postgres://postgres@/queen?host=%2Fvar%2Frun%2Fpostgresql&port=5432';
+    expect([isDatabaseUrl(socket), databaseHost(socket)]).toEqual([true, '/var/run/postgresql']);
+    expect(databaseHost('postgres://u:p@db.example.com:6543/q')).toBe('db.example.com:6543');
+    expect(databaseHost('postgres://u:p@db.example.com:6543/q', { port: false })).toBe('db.example.com');
+    for (const bad of ['not a url', 'postgres://bad host/db', 'postgres://u@/db?host=/x y'])
+      expect([bad, isDatabaseUrl(bad)]).toEqual([bad, false]);
+  });
+});
+
 describe('directUrl', () => {
   it("turns Neon's pooled host into the direct endpoint the migrations need, keeping everything else", () => {
     expect(directUrl('postgres://u:p@ep-cool-darkness-123456-pooler.us-east-2.aws.neon.tech/neondb?sslmode=require')).toBe(
       'postgres://u:p@ep-cool-darkness-123456.us-east-2.aws.neon.tech/neondb?sslmode=require',
     );
     expect(directUrl('postgres://postgres@127.0.0.1:5432/queen')).toBe('postgres://postgres@127.0.0.1:5432/queen');
+    // libpq's socket form, which WHATWG URL refuses: already direct, passed through.
+    expect(directUrl('postgres://postgres@/queen?host=%2Fvar%2Frun%2Fpostgresql')).toBe(
+      'postgres://postgres@/queen?host=%2Fvar%2Frun%2Fpostgresql',
+    );
   });
 });

@@ -10,7 +10,7 @@ import { connect } from '../../lib/db/client.js';
 import type { Database } from '../../lib/db/types.js';
 import { migrate } from '../../lib/db/migrate.js';
 import { freshDatabase, type TestDatabase } from '../support/db.js';
-import { testMode } from '../support/mode.js';
+import { socketUrl, testMode } from '../support/mode.js';
 import { checkout, count, isRunning, listening, portInRange, serverPidUnder, start, waitFor, type Started } from '../support/server.js';
 
 const post = (url: string, body: unknown) =>
@@ -83,6 +83,24 @@ describe('npm start (server.ts)', () => {
     second.child.kill('SIGINT');
     expect(await second.exited).toBe(0);
   }, 180_000);
+
+  it.skipIf(testMode() !== 'pg')(
+    "runs on PostgreSQL's Unix socket, given as libpq's postgres://user@/db?host=/dir URL",
+    async () => {
+      const [dir] = (await db!.query<{ d: string }>("SELECT current_setting('unix_socket_directories') AS d"))[0]!.d.split(',');
+      const port = await portInRange();
+      const s = run('node', { PORT: String(port), DATABASE_URL: socketUrl(new URL(db!.url!).pathname.slice(1), dir!.trim()) });
+      const url = await listening(s);
+      expect(s.output()).toContain(`(database: pg at ${dir!.trim()};`);
+      const pushed = await post(`${url}/api/v1/push`, { items: [{ queue: 'socket-demo', payload: { over: 'socket' } }] });
+      expect(pushed.status).toBe(201);
+      const popped = await fetch(`${url}/api/v1/pop/queue/socket-demo`);
+      expect(((await popped.json()) as { messages: { data: unknown }[] }).messages.map((m) => m.data)).toEqual([{ over: 'socket' }]);
+      s.child.kill('SIGTERM');
+      expect(await s.exited).toBe(0);
+    },
+    120_000,
+  );
 
   // What npm does with signals does not depend on the database: once, on the default PGlite.
   it.skipIf(testMode() !== 'pglite').each([

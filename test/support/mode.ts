@@ -10,3 +10,12 @@ export function databaseUrl(name: string): string {
   url.pathname = `/${name}`;
   return url.toString();
 }
+
+/**
+ * The same database over the test server's Unix socket, in libpq's form that WHATWG URL refuses
+ * (`postgres://user@/db?host=/run/postgresql&port=5432`); `socketDir` is from `SHOW unix_socket_directories`.
+ */
+export function socketUrl(name: string, socketDir: string): string {
+  const tcp = new URL(adminUrl());
+  return `postgres://${tcp.username}@/${name}?host=${encodeURIComponent(socketDir)}&port=${tcp.port || 5432}`;
+}

@@ -38,9 +38,14 @@ export async function connectDeployed(url: string | undefined, options: Deployed
   return connectPg({ url, max: options.max, preparedStatements: options.preparedStatements });
 }
 
-/** Neon's pooled host carries `-pooler`; DDL and advisory locks need the direct endpoint. */
+/**
+ * Neon's pooled host carries `-pooler`; DDL and advisory locks need the direct endpoint. Any other
+ * URL, a Unix socket's `postgres://user@/db?host=/run/postgresql` too, is already direct.
+ */
 export function directUrl(url: string): string {
+  if (!URL.canParse(url)) return url;
   const parsed = new URL(url);
+  if (!/-pooler\./.test(parsed.hostname)) return url;
   parsed.hostname = parsed.hostname.replace(/-pooler(?=\.)/, '');
   return parsed.toString();
 }

@@ -1,6 +1,7 @@
 // The deploy's migration step (docs/semantics.md#migrations): drizzle/ applied over the direct URL,
 // never from a request path. Used by `scripts/migrate.ts` and by the migrator Lambda `sst deploy`
 // invokes.
+import { databaseHost } from '../../db/client.js';
 import { migrateWithReport, MIGRATIONS_FOLDER, readMigrations, type MigrationReport } from '../../db/migrate.js';
 import { connectDeployed, directUrl } from './database.js';
 
@@ -16,7 +17,7 @@ export async function migrateDeployed(url: string | undefined, folder = MIGRATIO
   const db = await connectDeployed(direct, { max: 1 });
   try {
     const report = await migrateWithReport(db, folder);
-    return { ...report, migration: readMigrations(folder).at(-1)?.tag ?? null, host: new URL(direct).hostname };
+    return { ...report, migration: readMigrations(folder).at(-1)?.tag ?? null, host: databaseHost(direct, { port: false }) };
   } finally {
     await db.close();
   }

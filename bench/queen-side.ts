@@ -35,6 +35,8 @@ const REPO = process.env.BENCH_QUEEN_REPO ?? '/work/.mirror/queen-mq+queen/repo'
 const PROFILE = process.env.BENCH_PROFILE === '1';
 const PRODUCER_ONLY = process.env.BENCH_LOAD === 'producer';
 const PERF = process.env.BENCH_PERF === '1';
+// BENCH_PG_SOCKET=1: every server talks to PostgreSQL over its Unix socket instead of loopback TCP.
+const SOCKET = process.env.BENCH_PG_SOCKET === '1';
 const INSPECT_PORT = 7232;
 const RUNNER = prepareRunner(REPO, process.env.BENCH_RUNNER_DIR ?? '/tmp/queen-runner');
 
@@ -68,6 +70,7 @@ interface Row {
 
 const cluster = startCluster({ port: 7262, statements: PROFILE, settings: parseSettings(process.env.BENCH_PG_SETTINGS) });
 const sides: Side[] = [];
+const serverUrl = (db: string) => (SOCKET ? cluster.socketUrl(db) : cluster.url(db));
 try {
   const BASE_DIR = process.env.BENCH_BASE_DIR;
   for (const db of ['ours', 'queen', ...(BASE_DIR ? ['base'] : [])])
@@ -78,7 +81,7 @@ try {
     name: 'ours',
     kind: 'ours',
     db: 'ours',
-    server: await startServer({ databaseUrl: cluster.url('ours'), port: 7214, nodeArgs }),
+    server: await startServer({ databaseUrl: serverUrl('ours'), port: 7214, nodeArgs }),
   });
   const inspector = PROFILE ? await Inspector.connect(INSPECT_PORT) : null;
   if (BASE_DIR)
@@ -86,7 +89,7 @@ try {
       name: 'base',
       kind: 'ours',
       db: 'base',
-      server: await startServer({ databaseUrl: cluster.url('base'), port: 7216, dir: BASE_DIR }),
+      server: await startServer({ databaseUrl: serverUrl('base'), port: 7216, dir: BASE_DIR }),
     });
   if (QUEEN_BIN) {
     const cwd = process.env.BENCH_QUEEN_SCHEMA_DIR ?? resolve(dirname(QUEEN_BIN), '../../lib');
@@ -94,7 +97,12 @@ try {
       name: 'queen',
       kind: 'queen',
       db: 'queen',
-      server: await startQueenServer(QUEEN_BIN, cwd, { port: cluster.port, database: 'queen' }, 7215),
+      server: await startQueenServer(
+        QUEEN_BIN,
+        cwd,
+        { port: cluster.port, database: 'queen', ...(SOCKET ? { host: cluster.dataDir } : {}) },
+        7215,
+      ),
     });
   }
   console.log(

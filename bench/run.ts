@@ -12,6 +12,7 @@ const ALL = [
   'codec',
   'push',
   'pop-ack',
+  'pop-cost',
   'retention',
   'cold-start',
   'worker-startup',

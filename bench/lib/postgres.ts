@@ -28,6 +28,8 @@ export interface Cluster {
   port: number;
   dataDir: string;
   url(database: string): string;
+  /** The same database over the cluster's Unix socket (in dataDir). */
+  socketUrl(database: string): string;
   postmasterPid(): number;
   stop(): void;
 }
@@ -86,6 +88,7 @@ export function startCluster(options: ClusterOptions): Cluster {
     port: options.port,
     dataDir,
     url: (database) => `postgres://postgres@127.0.0.1:${options.port}/${database}`,
+    socketUrl: (database) => `postgres://postgres@/${database}?host=${encodeURIComponent(dataDir)}&port=${options.port}`,
     postmasterPid: () => Number(readFileSync(`${dataDir}/postmaster.pid`, 'utf8').split('\n')[0]),
     stop() {
       try {

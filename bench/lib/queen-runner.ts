@@ -66,7 +66,12 @@ export async function runQueenLoad(
 }
 
 /** Queen's server binary, from `cwd` (it applies ./schema at boot), on its own database. */
-export async function startQueenServer(binary: string, cwd: string, pg: { port: number; database: string }, port: number): Promise<Server> {
+export async function startQueenServer(
+  binary: string,
+  cwd: string,
+  pg: { port: number; database: string; host?: string },
+  port: number,
+): Promise<Server> {
   const child = spawn(binary, [], {
     cwd,
     detached: true,
@@ -74,7 +79,7 @@ export async function startQueenServer(binary: string, cwd: string, pg: { port: 
     env: {
       ...process.env,
       PORT: String(port),
-      PG_HOST: '127.0.0.1',
+      PG_HOST: pg.host ?? '127.0.0.1',
       PG_PORT: String(pg.port),
       PG_DB: pg.database,
       PG_USER: 'postgres',

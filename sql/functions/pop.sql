@@ -27,19 +27,26 @@ $function$;
 -- stays away; phase 2 walks the group's pending cursors least recently served first, in index
 -- order, and stops once the batch is full. The scan mark is the start of the oldest transaction
 -- open when the scan began: a write this scan cannot see belongs to a transaction that started
--- after it, and its partition's last_write_at (push keeps it within a second of its transaction's
--- start) is at or after it. The mark never lags more than two minutes: the oldest open transaction
+-- after it, and its partition's last_write_at (push keeps it within 100 ms of its transaction's
+-- start) is at or after it, less that slack. The mark never lags more than two minutes: the oldest open transaction
 -- may belong to anyone, and no push statement runs that long. The mark reads pg_stat_activity only
--- when it could move (about once a second per group). A new group starts with no mark: its first
+-- when it could move (at most ten times a second per group): the scan reads every partition
+-- written since the mark less the slack, so a mark a second old made each pop read a second or two of
+-- writes, nearly every partition of a queue spread over a thousand. A new group starts with no mark: its first
 -- wildcard pop visits the queue once (from the beginning) or the partitions written since it
 -- subscribed (`new`, timestamp).
 --
 -- Waits: the cursor inserts of phase 1 run in partition order, every other lock a pop takes is
 -- SKIP LOCKED, so two pops never wait on each other in a cycle. pop_claim inherits this function's
--- enable_seqscan = off and is called as a plpgsql expression (no executor start per claim).
+-- settings and is called as a plpgsql expression (no executor start per claim).
+--
+-- Plans: generic, as push_segments' (plan_cache_mode). On its own PostgreSQL re-planned the
+-- statements over `= ANY (v_seen)` on every call (a custom plan looks cheaper for one element):
+-- 200 µs of a pop's ~1.8 ms of CPU, for the same index plans (bench/pop-cost.ts).
 CREATE OR REPLACE FUNCTION queen.pop(p_tenant text, p_queue text, p_partition text, p_namespace text, p_task text, p_group text, p_batch integer, p_partitions integer, p_lease text, p_auto_ack boolean, p_mode text, p_from timestamp with time zone, p_max_bytes bigint)
  RETURNS TABLE(claim integer, queue_name text, partition_id bigint, partition_name text, from_offset bigint, batch_end bigint, attempt integer, base_offset bigint, end_offset bigint, created_at timestamp with time zone, blob bytea)
  LANGUAGE plpgsql
+ SET plan_cache_mode TO 'force_generic_plan'
  SET jit TO 'off'
  SET enable_seqscan TO 'off'
 AS $function$
@@ -109,9 +116,9 @@ BEGIN
     -- never more than two minutes back, which no push statement outlives: a session left idle in
     -- a transaction (a forgotten psql, another program) must not make every pop read every
     -- partition written since it began. A session whose transactions this role may not see could
-    -- be writing too: then two minutes. Read only when this subscription's mark is over a second
+    -- be writing too: then two minutes. Read only when this subscription's mark is over 100 ms
     -- old: a newer one would not be moved, and under load most pops skip it.
-    IF v_mark IS NULL AND (sub.scanned_at IS NULL OR sub.scanned_at < v_now - interval '1 second') THEN
+    IF v_mark IS NULL AND (sub.scanned_at IS NULL OR sub.scanned_at < v_now - interval '100 milliseconds') THEN
       SELECT CASE WHEN bool_or(a.query = '<insufficient privilege>') THEN v_now - interval '2 minutes'
                   ELSE greatest(least(v_now, min(a.xact_start)), v_now - interval '2 minutes') END
         INTO v_mark
@@ -120,8 +127,8 @@ BEGIN
       v_mark := coalesce(v_mark, v_now);
     END IF;
 
-    -- Phase 1: partitions written since the last scan (one second of slack: push refreshes
-    -- last_write_at at most once a second) that the group has no pending cursor on.
+    -- Phase 1: partitions written since the last scan (100 ms of slack: push refreshes
+    -- last_write_at at most every 100 ms) that the group has no pending cursor on.
     SELECT coalesce(array_agg(lp.id ORDER BY lp.id) FILTER (WHERE lc.partition_id IS NULL), '{}'),
            coalesce(array_agg(lp.id ORDER BY lp.id) FILTER (WHERE lc.partition_id IS NOT NULL), '{}')
       INTO v_new, v_seen
@@ -131,7 +138,7 @@ BEGIN
          WHERE x.partition_id = lp.id AND x.consumer_group = p_group LIMIT 1
       ) AS lc ON true
      WHERE lp.queue_id = q.id
-       AND lp.last_write_at >= coalesce(sub.scanned_at, '-infinity'::timestamptz) - interval '1 second'
+       AND lp.last_write_at >= coalesce(sub.scanned_at, '-infinity'::timestamptz) - interval '100 milliseconds'
        AND lp.last_offset >= lp.log_start
        AND (lc.partition_id IS NULL OR (NOT lc.pending AND lc.committed < lp.last_offset));
     IF cardinality(v_new) > 0 THEN
@@ -182,13 +189,13 @@ BEGIN
          ORDER BY sg.base_offset;
     END LOOP;
 
-    -- Advance the mark (at most once a second, never waiting for another pop doing the same).
+    -- Advance the mark (at most every 100 ms, never waiting for another pop doing the same).
     IF v_complete AND v_mark IS NOT NULL THEN
       UPDATE queen.consumer_subscriptions cs SET scanned_at = v_mark
        WHERE (cs.queue_id, cs.consumer_group) IN (
          SELECT y.queue_id, y.consumer_group FROM queen.consumer_subscriptions y
           WHERE y.queue_id = q.id AND y.consumer_group = p_group
-            AND (y.scanned_at IS NULL OR y.scanned_at < v_mark - interval '1 second')
+            AND (y.scanned_at IS NULL OR y.scanned_at < v_mark - interval '100 milliseconds')
           FOR UPDATE SKIP LOCKED);
     END IF;
   END LOOP;

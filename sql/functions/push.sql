@@ -119,7 +119,7 @@ BEGIN
       WITH alloc AS (
         UPDATE queen.log_partitions lp
            SET last_offset = lp.last_offset + p_counts[1],
-               last_write_at = CASE WHEN clock_timestamp() - lp.last_write_at > interval '1 second' THEN clock_timestamp() ELSE lp.last_write_at END
+               last_write_at = CASE WHEN clock_timestamp() - lp.last_write_at > interval '100 milliseconds' THEN clock_timestamp() ELSE lp.last_write_at END
           FROM queen.queues q
          WHERE q.tenant_id = p_tenant AND q.name = p_queues[1] AND lp.queue_id = q.id AND lp.name = p_partitions[1]
            AND q.encryption_enabled IS NOT DISTINCT FROM p_encrypted[1]
@@ -161,7 +161,7 @@ BEGIN
         ), alloc AS (
           UPDATE queen.log_partitions lp
              SET last_offset = lp.last_offset + p_counts[1],
-                 last_write_at = CASE WHEN clock_timestamp() - lp.last_write_at > interval '1 second' THEN clock_timestamp() ELSE lp.last_write_at END
+                 last_write_at = CASE WHEN clock_timestamp() - lp.last_write_at > interval '100 milliseconds' THEN clock_timestamp() ELSE lp.last_write_at END
            WHERE lp.id = v_pids[1] AND NOT EXISTS (SELECT 1 FROM hit)
           RETURNING lp.id AS pid, lp.last_offset - p_counts[1] + 1 AS base, lp.last_offset AS last, clock_timestamp() AS at
         ), seg AS (
@@ -285,7 +285,7 @@ BEGIN
     WITH alloc AS (
       UPDATE queen.log_partitions lp
          SET last_offset = lp.last_offset + p_counts[c.g],
-             last_write_at = CASE WHEN v_now - lp.last_write_at > interval '1 second' THEN v_now ELSE lp.last_write_at END
+             last_write_at = CASE WHEN v_now - lp.last_write_at > interval '100 milliseconds' THEN v_now ELSE lp.last_write_at END
         FROM unnest(v_pids) WITH ORDINALITY AS c(pid, g)
        WHERE lp.id = c.pid
       RETURNING c.g, lp.id AS pid, lp.last_offset - p_counts[c.g] + 1 AS base, lp.last_offset AS last

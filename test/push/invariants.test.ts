@@ -190,9 +190,9 @@ describe.skipIf(testMode() !== 'pg')('push invariants on the real server', () =>
     expect(row!.n).toBe('1');
   });
 
-  it('changes the partition row last_write_at at most once a second', async () => {
+  it('changes the partition row last_write_at at most every 100 ms', async () => {
     const seen: number[] = [];
-    const until = Date.now() + 2500;
+    const until = Date.now() + 600;
     while (Date.now() < until) {
       const out = await push([item('quantized', 1)]);
       const [row] = await db().query<{ t: Date }>('SELECT last_write_at AS t FROM queen.log_partitions WHERE id = $1', [
@@ -200,7 +200,8 @@ describe.skipIf(testMode() !== 'pg')('push invariants on the real server', () =>
       ]);
       if (seen.at(-1) !== row!.t.getTime()) seen.push(row!.t.getTime());
     }
-    expect(seen.length).toBeGreaterThanOrEqual(2);
-    for (let i = 1; i < seen.length; i++) expect(seen[i]! - seen[i - 1]!).toBeGreaterThanOrEqual(1000);
+    // Several stamps in 600 ms (the wildcard scan's slack is this quantum), none closer than 100 ms.
+    expect(seen.length).toBeGreaterThanOrEqual(3);
+    for (let i = 1; i < seen.length; i++) expect(seen[i]! - seen[i - 1]!).toBeGreaterThanOrEqual(100);
   });
 });

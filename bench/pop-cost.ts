@@ -54,8 +54,6 @@ async function oneConnectionApp(): Promise<{
   return { db, pid: row!.pid, call };
 }
 
-const backendCpu = (pid: number) => treeCpuSeconds(pid);
-
 try {
   const setup = await connect({ url, driver: 'pg', max: 1 });
   await migrate(setup);
@@ -77,7 +75,7 @@ try {
   const measure = async (name: string, pushes: number) => {
     let delivered = 0;
     let pops = 0;
-    const before = backendCpu(consumer.pid);
+    const before = treeCpuSeconds(consumer.pid);
     const started = performance.now();
     for (let i = 0; i < POPS; i++) {
       for (let k = 0; k < pushes; k++) await pushOne(Math.floor(Math.random() * PARTITIONS));
@@ -85,7 +83,7 @@ try {
       pops++;
     }
     const seconds = (performance.now() - started) / 1000;
-    const cpu = backendCpu(consumer.pid) - before;
+    const cpu = treeCpuSeconds(consumer.pid) - before;
     console.log(
       `${name}: ${pops} pops in ${seconds.toFixed(1)} s, ${(delivered / pops).toFixed(2)} messages a pop, ` +
         `PostgreSQL CPU ${((cpu / pops) * 1e6).toFixed(0)} µs a pop (the pop connection's backend, from /proc)`,
@@ -110,8 +108,7 @@ try {
   await producer.db.close();
   await consumer.db.close();
 } finally {
-  if (process.env.BENCH_KEEP === '1') console.log(`kept ${url}`);
-  else await admin.query(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`);
+  await admin.query(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`);
   await admin.close();
   cluster?.stop();
 }

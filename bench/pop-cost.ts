@@ -12,11 +12,11 @@
 import { allFunctions } from '../functions/index.js';
 import { readConfig } from '../lib/config.js';
 import { connect } from '../lib/db/client.js';
-import type { Database } from '../lib/db/types.js';
 import { migrate } from '../lib/db/migrate.js';
 import { buildApp } from '../lib/http/app.js';
 import { treeCpuSeconds } from './lib/cpu.js';
 import { startCluster } from './lib/postgres.js';
+import { inProcess, jsonCall } from '../support/http.js';
 
 // BENCH_STATEMENTS=1: on a private PostgreSQL with pg_stat_statements (track = all, planning too),
 // also each statement's execution and planning time a pop (one connection: no waiting in them).
@@ -34,24 +34,11 @@ const admin = await connect({ url: ADMIN, driver: 'pg', max: 1 });
 await admin.query(`CREATE DATABASE ${dbName}`);
 
 /** An in-process app on a pool of one connection, and that connection's backend pid. */
-async function oneConnectionApp(): Promise<{
-  db: Database;
-  pid: number;
-  call: (method: string, path: string, body?: unknown) => Promise<number>;
-}> {
+async function oneConnectionApp() {
   const db = await connect({ url, driver: 'pg', max: 1 });
   const [row] = await db.query<{ pid: number }>('SELECT pg_backend_pid() AS pid');
   const app = buildApp(allFunctions, { config: readConfig({}, { auth: 'none' }), database: () => db, log: (m, e) => console.error(m, e) });
-  const call = async (method: string, path: string, body?: unknown) => {
-    const res = await app.request(
-      path,
-      body === undefined ? { method } : { method, body: JSON.stringify(body), headers: { 'content-type': 'application/json' } },
-    );
-    const text = await res.text();
-    if (res.status >= 400) throw new Error(`${method} ${path}: ${res.status} ${text}`);
-    return res.status === 204 ? 0 : ((JSON.parse(text) as { messages?: unknown[] }).messages?.length ?? 1);
-  };
-  return { db, pid: row!.pid, call };
+  return { db, pid: row!.pid, call: jsonCall(inProcess(app)) };
 }
 
 try {
@@ -62,15 +49,21 @@ try {
   await setup.close();
   const producer = await oneConnectionApp();
   const consumer = await oneConnectionApp();
-  const pushOne = (p: number) =>
-    producer.call('POST', '/api/v1/push', {
-      items: [{ queue: QUEUE, partition: `${p}`, payload: { message: 'Hello World', partition_id: p } }],
-    });
-  const popPath = `/api/v1/pop/queue/${QUEUE}?batch=100&autoAck=true`;
+  const pushOne = async (p: number) => {
+    const items = [{ queue: QUEUE, partition: `${p}`, payload: { message: 'Hello World', partition_id: p } }];
+    const res = await producer.call('POST', '/api/v1/push', { items });
+    if (res.status !== 201) throw new Error(`push: ${res.status} ${res.text}`);
+  };
+  /** One pop as Queen's consumer makes it; returns how many messages it delivered. */
+  const popOne = async () => {
+    const res = await consumer.call<{ messages: unknown[] }>('GET', `/api/v1/pop/queue/${QUEUE}?batch=100&autoAck=true`);
+    if (res.status !== 200 && res.status !== 204) throw new Error(`pop: ${res.status} ${res.text}`);
+    return res.status === 204 ? 0 : res.body.messages.length;
+  };
 
   // Every partition and its cursor exists, as after the runner's first walk.
   for (let p = 0; p < PARTITIONS; p++) await pushOne(p);
-  while ((await consumer.call('GET', popPath)) > 0);
+  while ((await popOne()) > 0);
 
   const measure = async (name: string, pushes: number) => {
     let delivered = 0;
@@ -79,7 +72,7 @@ try {
     const started = performance.now();
     for (let i = 0; i < POPS; i++) {
       for (let k = 0; k < pushes; k++) await pushOne(Math.floor(Math.random() * PARTITIONS));
-      delivered += await consumer.call('GET', popPath);
+      delivered += await popOne();
       pops++;
     }
     const seconds = (performance.now() - started) / 1000;

@@ -482,3 +482,5 @@ CREATE TYPE queen.delivery_claim_row AS (
 --   sql/functions/dedup.sql
 -- queen.update_subscription(p_tenant text, p_group text, p_ts timestamp with time zone) RETURNS bigint
 --   sql/functions/consumer-groups.sql
+-- queen.write_stamp_quantum() RETURNS interval
+--   sql/functions/push.sql

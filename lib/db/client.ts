@@ -13,8 +13,8 @@ export function chooseDriver(url: string | undefined): DriverName {
  * WHATWG URL refuses, which pg accepts).
  */
 export function databaseHost(url: string, { port = true } = {}): string {
-  const host = safeHost(url);
-  if (host) return port ? new URL(url).host : host;
+  const parsed = URL.canParse(url) ? new URL(url) : null;
+  if (parsed?.hostname) return port ? parsed.host : parsed.hostname;
   const socket = SOCKET_HOST.exec(url)?.[1];
   return socket ? decodeURIComponent(socket) : "libpq's default socket";
 }

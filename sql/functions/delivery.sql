@@ -47,7 +47,7 @@ BEGIN
             OR EXISTS (SELECT 1 FROM queen.consumer_subscriptions cs
                         JOIN queen.log_partitions lp ON lp.queue_id = cs.queue_id
                        WHERE cs.queue_id = sub.queue_id AND cs.consumer_group = sub.consumer_group
-                         AND lp.last_write_at >= coalesce(cs.scanned_at, '-infinity'::TIMESTAMPTZ) - interval '100 milliseconds'
+                         AND lp.last_write_at >= coalesce(cs.scanned_at, '-infinity'::TIMESTAMPTZ) - queen.write_stamp_quantum()
                          AND lp.last_offset >= lp.log_start)
             OR NOT EXISTS (SELECT 1 FROM queen.consumer_subscriptions cs
                             WHERE cs.queue_id = sub.queue_id AND cs.consumer_group = sub.consumer_group))

@@ -118,7 +118,7 @@ BEGIN
     -- partition written since it began. A session whose transactions this role may not see could
     -- be writing too: then two minutes. Read only when this subscription's mark is over 100 ms
     -- old: a newer one would not be moved, and under load most pops skip it.
-    IF v_mark IS NULL AND (sub.scanned_at IS NULL OR sub.scanned_at < v_now - interval '100 milliseconds') THEN
+    IF v_mark IS NULL AND (sub.scanned_at IS NULL OR sub.scanned_at < v_now - queen.write_stamp_quantum()) THEN
       SELECT CASE WHEN bool_or(a.query = '<insufficient privilege>') THEN v_now - interval '2 minutes'
                   ELSE greatest(least(v_now, min(a.xact_start)), v_now - interval '2 minutes') END
         INTO v_mark
@@ -138,7 +138,7 @@ BEGIN
          WHERE x.partition_id = lp.id AND x.consumer_group = p_group LIMIT 1
       ) AS lc ON true
      WHERE lp.queue_id = q.id
-       AND lp.last_write_at >= coalesce(sub.scanned_at, '-infinity'::timestamptz) - interval '100 milliseconds'
+       AND lp.last_write_at >= coalesce(sub.scanned_at, '-infinity'::timestamptz) - queen.write_stamp_quantum()
        AND lp.last_offset >= lp.log_start
        AND (lc.partition_id IS NULL OR (NOT lc.pending AND lc.committed < lp.last_offset));
     IF cardinality(v_new) > 0 THEN
@@ -195,7 +195,7 @@ BEGIN
        WHERE (cs.queue_id, cs.consumer_group) IN (
          SELECT y.queue_id, y.consumer_group FROM queen.consumer_subscriptions y
           WHERE y.queue_id = q.id AND y.consumer_group = p_group
-            AND (y.scanned_at IS NULL OR y.scanned_at < v_mark - interval '100 milliseconds')
+            AND (y.scanned_at IS NULL OR y.scanned_at < v_mark - queen.write_stamp_quantum())
           FOR UPDATE SKIP LOCKED);
     END IF;
   END LOOP;

@@ -1,5 +1,15 @@
 -- Push: the queue and partition made on first use, and the write of one request's segments.
 
+-- How stale a partition's last_write_at may be: push restamps it only when the stamp is older than
+-- this (an indexed column, so a restamping update is not HOT), and every reader that looks for
+-- partitions written since an instant subtracts it (the wildcard scan's slack and mark, the
+-- delivery sweep). One definition, so the stamp and its readers cannot disagree.
+CREATE OR REPLACE FUNCTION queen.write_stamp_quantum()
+ RETURNS interval
+ LANGUAGE sql
+ IMMUTABLE
+AS $function$ SELECT interval '100 milliseconds' $function$;
+
 -- A queue named on first use, with the defaults of an implicitly created queue (lease 60 s, dedup
 -- 3600 s; namespace/task split at the first '.'). Race-safe: the loser of a concurrent insert
 -- waits for the winner's commit, then reads its row.
@@ -119,7 +129,7 @@ BEGIN
       WITH alloc AS (
         UPDATE queen.log_partitions lp
            SET last_offset = lp.last_offset + p_counts[1],
-               last_write_at = CASE WHEN clock_timestamp() - lp.last_write_at > interval '100 milliseconds' THEN clock_timestamp() ELSE lp.last_write_at END
+               last_write_at = CASE WHEN clock_timestamp() - lp.last_write_at > queen.write_stamp_quantum() THEN clock_timestamp() ELSE lp.last_write_at END
           FROM queen.queues q
          WHERE q.tenant_id = p_tenant AND q.name = p_queues[1] AND lp.queue_id = q.id AND lp.name = p_partitions[1]
            AND q.encryption_enabled IS NOT DISTINCT FROM p_encrypted[1]
@@ -161,7 +171,7 @@ BEGIN
         ), alloc AS (
           UPDATE queen.log_partitions lp
              SET last_offset = lp.last_offset + p_counts[1],
-                 last_write_at = CASE WHEN clock_timestamp() - lp.last_write_at > interval '100 milliseconds' THEN clock_timestamp() ELSE lp.last_write_at END
+                 last_write_at = CASE WHEN clock_timestamp() - lp.last_write_at > queen.write_stamp_quantum() THEN clock_timestamp() ELSE lp.last_write_at END
            WHERE lp.id = v_pids[1] AND NOT EXISTS (SELECT 1 FROM hit)
           RETURNING lp.id AS pid, lp.last_offset - p_counts[1] + 1 AS base, lp.last_offset AS last, clock_timestamp() AS at
         ), seg AS (
@@ -285,7 +295,7 @@ BEGIN
     WITH alloc AS (
       UPDATE queen.log_partitions lp
          SET last_offset = lp.last_offset + p_counts[c.g],
-             last_write_at = CASE WHEN v_now - lp.last_write_at > interval '100 milliseconds' THEN v_now ELSE lp.last_write_at END
+             last_write_at = CASE WHEN v_now - lp.last_write_at > queen.write_stamp_quantum() THEN v_now ELSE lp.last_write_at END
         FROM unnest(v_pids) WITH ORDINALITY AS c(pid, g)
        WHERE lp.id = c.pid
       RETURNING c.g, lp.id AS pid, lp.last_offset - p_counts[c.g] + 1 AS base, lp.last_offset AS last

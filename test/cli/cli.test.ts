@@ -11,7 +11,7 @@ import { shippedMigrations } from '../../lib/db/schema-version.js';
 
 const NEWEST = shippedMigrations().at(-1)!.tag;
 import { freshDatabase, type TestDatabase } from '../support/db.js';
-import { adminUrl, databaseUrl, socketUrl, testMode } from '../support/mode.js';
+import { adminUrl, databaseUrl, overSocket, testMode } from '../support/mode.js';
 import { portFrom, root, start, startServer, type RunningServer } from '../support/server.js';
 import { JWT_SECRET } from '../../support/lambda.js';
 import { expectPrinted, quotedAfter, textBlockAfter } from '../docs/quoted.js';
@@ -285,13 +285,15 @@ describe.skipIf(testMode() !== 'pg')('queen-serverless against npm start', () =>
       );
       expect((await cli(['migrate'], target)).stdout).toMatch(/: 0 migration\(s\) applied/);
       // The same database over PostgreSQL's Unix socket, in the URL form pg takes and WHATWG URL refuses.
-      const [dir] = (await admin.query<{ d: string }>("SELECT current_setting('unix_socket_directories') AS d"))[0]!.d.split(',');
-      const overSocket = { DATABASE_URL: socketUrl(name, dir!.trim()) };
-      expect(await cli(['migrate'], overSocket)).toMatchObject({
+      const socket = await overSocket(admin, name);
+      expect(await cli(['migrate'], { DATABASE_URL: socket.url })).toMatchObject({
         code: 0,
-        stdout: `migrated ${dir!.trim()}: 0 migration(s) applied, schema at ${NEWEST}\n`,
+        stdout: `migrated ${socket.dir}: 0 migration(s) applied, schema at ${NEWEST}\n`,
       });
-      expect(await cli(['migrate', '--check'], overSocket)).toMatchObject({ code: 0, stdout: `schema is current: migration ${NEWEST}\n` });
+      expect(await cli(['migrate', '--check'], { DATABASE_URL: socket.url })).toMatchObject({
+        code: 0,
+        stdout: `schema is current: migration ${NEWEST}\n`,
+      });
     } finally {
       await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
       await admin.close();

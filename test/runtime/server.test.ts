@@ -10,7 +10,7 @@ import { connect } from '../../lib/db/client.js';
 import type { Database } from '../../lib/db/types.js';
 import { migrate } from '../../lib/db/migrate.js';
 import { freshDatabase, type TestDatabase } from '../support/db.js';
-import { socketUrl, testMode } from '../support/mode.js';
+import { overSocket, testMode } from '../support/mode.js';
 import { checkout, count, isRunning, listening, portInRange, serverPidUnder, start, waitFor, type Started } from '../support/server.js';
 
 const post = (url: string, body: unknown) =>
@@ -87,11 +87,10 @@ describe('npm start (server.ts)', () => {
   it.skipIf(testMode() !== 'pg')(
     "runs on PostgreSQL's Unix socket, given as libpq's postgres://user@/db?host=/dir URL",
     async () => {
-      const [dir] = (await db!.query<{ d: string }>("SELECT current_setting('unix_socket_directories') AS d"))[0]!.d.split(',');
-      const port = await portInRange();
-      const s = run('node', { PORT: String(port), DATABASE_URL: socketUrl(new URL(db!.url!).pathname.slice(1), dir!.trim()) });
+      const socket = await overSocket(db!, new URL(db!.url!).pathname.slice(1));
+      const s = run('node', { PORT: String(await portInRange()), DATABASE_URL: socket.url });
       const url = await listening(s);
-      expect(s.output()).toContain(`(database: pg at ${dir!.trim()};`);
+      expect(s.output()).toContain(`(database: pg at ${socket.dir};`);
       const pushed = await post(`${url}/api/v1/push`, { items: [{ queue: 'socket-demo', payload: { over: 'socket' } }] });
       expect(pushed.status).toBe(201);
       const popped = await fetch(`${url}/api/v1/pop/queue/socket-demo`);
